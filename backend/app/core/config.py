@@ -1,0 +1,135 @@
+"""The one settings object of a process, read from the environment and validated at start-up."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Self
+
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.core.errors import ConfigurationError
+
+# Values copied from templates and tutorials; a deployment that still carries one is misconfigured.
+_PLACEHOLDER_SECRETS = frozenset(
+    {
+        "changethis",
+        "change-me",
+        "changeme",
+        "your-service-role-key",
+        "your-jwt-secret",
+        "secret",
+        "xxx",
+        "todo",
+        "placeholder",
+    }
+)
+
+
+class RepositoryBackend(StrEnum):
+    POSTGRES = "postgres"  # asyncpg straight to DATABASE_URL (direct or pooler)
+    SUPABASE = "supabase"  # supabase-py: PostgREST table ops and RPC
+
+
+class StorageBackend(StrEnum):
+    LOCAL = "local"  # a directory on this machine
+    SUPABASE = "supabase"  # Supabase Storage through storage3
+
+
+class Environment(StrEnum):
+    DEVELOPMENT = "development"
+    TEST = "test"
+    PRODUCTION = "production"
+
+
+def _default_data_dir() -> Path:
+    return Path.home() / ".cache" / "chunk-ocr"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", case_sensitive=False)
+
+    environment: Environment = Environment.DEVELOPMENT
+    log_level: str = "INFO"
+
+    database_url: str | None = None
+    database_pool_min_size: Annotated[int, Field(ge=0)] = 1
+    database_pool_max_size: Annotated[int, Field(ge=1)] = 10
+    # Transaction poolers (Supabase's on port 6543, PgBouncer) cannot keep named
+    # prepared statements between transactions; 0 turns asyncpg's cache off.
+    database_statement_cache_size: Annotated[int, Field(ge=0)] | None = None
+    redis_url: str | None = None
+
+    supabase_url: str | None = None
+    supabase_service_role_key: SecretStr | None = None
+    supabase_jwt_secret: SecretStr | None = None
+    chunk_repository: RepositoryBackend | None = None  # default: supabase when its keys are set
+
+    ocr_engine: str = "auto"
+    ocr_chunk_pages: Annotated[int, Field(ge=1, le=1000)] | None = None  # None: chosen per file
+    ocr_max_attempts: Annotated[int, Field(ge=1, le=100)] = 3
+    ocr_retry_base_seconds: Annotated[float, Field(ge=0)] = 30.0
+    ocr_retry_cap_seconds: Annotated[float, Field(ge=0)] = 600.0
+    stale_chunk_threshold_seconds: Annotated[float, Field(gt=0)] = 90.0
+    heartbeat_interval_seconds: Annotated[float, Field(gt=0)] = 5.0
+    sweep_interval_seconds: Annotated[int, Field(ge=1, le=3600)] = 15
+
+    storage_backend: StorageBackend = StorageBackend.LOCAL
+    local_storage_dir: Path = Field(default_factory=lambda: _default_data_dir() / "storage")
+    storage_bucket: str = "ocr-chunks"
+    data_dir: Path = Field(default_factory=_default_data_dir)
+
+    google_application_credentials: Path | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.heartbeat_interval_seconds * 2 > self.stale_chunk_threshold_seconds:
+            raise ValueError(
+                "HEARTBEAT_INTERVAL_SECONDS must be at most half of STALE_CHUNK_THRESHOLD_SECONDS"
+            )
+        if self.database_pool_min_size > self.database_pool_max_size:
+            raise ValueError("DATABASE_POOL_MIN_SIZE must not exceed DATABASE_POOL_MAX_SIZE")
+        for name in ("supabase_service_role_key", "supabase_jwt_secret"):
+            secret: SecretStr | None = getattr(self, name)
+            if secret is not None and secret.get_secret_value().strip().lower() in _PLACEHOLDER_SECRETS:
+                raise ValueError(f"{name.upper()} is a placeholder value; set the real secret")
+        if self.repository_backend is RepositoryBackend.SUPABASE and not self.supabase_configured:
+            raise ValueError("CHUNK_REPOSITORY=supabase needs SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY")
+        if self.storage_backend is StorageBackend.SUPABASE and not self.supabase_configured:
+            raise ValueError("STORAGE_BACKEND=supabase needs SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY")
+        return self
+
+    @property
+    def supabase_configured(self) -> bool:
+        return bool(self.supabase_url and self.supabase_service_role_key)
+
+    @property
+    def repository_backend(self) -> RepositoryBackend:
+        if self.chunk_repository is not None:
+            return self.chunk_repository
+        return RepositoryBackend.SUPABASE if self.supabase_configured else RepositoryBackend.POSTGRES
+
+    @property
+    def statement_cache_size(self) -> int:
+        if self.database_statement_cache_size is not None:
+            return self.database_statement_cache_size
+        url = self.database_url or ""
+        return 0 if (":6543/" in url or "pgbouncer=true" in url) else 100
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build Settings, turning pydantic's report into one line naming the bad setting."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]).upper()
+        prefix = f"{where}: " if where else ""
+        raise ConfigurationError(f"invalid setting {prefix}{first['msg']}") from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return load_settings()

@@ -1,0 +1,134 @@
+"""The chunk repository port.
+
+One narrow interface over the database, with two implementations that call
+the same SQL (tables plus the ``ocr_*`` functions of supabase/migrations):
+``PostgresChunkRepository`` (asyncpg) and ``SupabaseChunkRepository``
+(supabase-py: PostgREST table operations and RPC). Neither implements the
+state machine: the lease functions and the transition trigger do.
+
+Every method raises only ``app.core.errors`` exceptions; driver errors are
+translated inside the implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+from uuid import UUID
+
+from app.models.document import Document, DocumentCreate, DocumentStatus
+from app.models.ocr_chunk import (
+    ChunkProgress,
+    ChunkRange,
+    ChunkStatus,
+    DocumentOCRChunk,
+    DocumentOCRChunkCreate,
+)
+
+
+class ChunkRepository(Protocol):
+    # -- documents ------------------------------------------------------------
+    async def create_document(self, document: DocumentCreate) -> Document: ...
+
+    async def get_document(self, document_id: UUID) -> Document | None: ...
+
+    async def set_document_status(
+        self,
+        document_id: UUID,
+        status: DocumentStatus,
+        *,
+        result_storage_path: str | None = None,
+        result_checksum: str | None = None,
+        error_message: str | None = None,
+    ) -> Document | None: ...
+
+    async def refresh_document_status(self, document_id: UUID) -> DocumentStatus | None: ...
+
+    # -- chunk rows -----------------------------------------------------------
+    async def create_chunk(self, chunk: DocumentOCRChunkCreate, max_attempts: int) -> DocumentOCRChunk: ...
+
+    async def create_chunks(
+        self, document_id: UUID, chunks: Sequence[ChunkRange], max_attempts: int
+    ) -> list[DocumentOCRChunk]: ...
+
+    async def get_chunk(self, chunk_id: UUID) -> DocumentOCRChunk | None: ...
+
+    async def list_chunks(
+        self,
+        *,
+        document_id: UUID | None = None,
+        status: ChunkStatus | None = None,
+        limit: int | None = None,
+    ) -> list[DocumentOCRChunk]: ...
+
+    async def update_status(
+        self,
+        chunk_id: UUID,
+        expected: ChunkStatus,
+        new: ChunkStatus,
+        *,
+        error_code: str | None = None,
+        error_message: str | None = None,
+    ) -> DocumentOCRChunk | None:
+        """Compare-and-set the status; None when the row was not in ``expected``."""
+        ...
+
+    async def set_result(
+        self, chunk_id: UUID, result_storage_path: str, result_checksum: str
+    ) -> DocumentOCRChunk | None:
+        """Record a (replacement) result on a processing or completed row."""
+        ...
+
+    # -- lease protocol -------------------------------------------------------
+    async def claim(self, chunk_id: UUID, worker_id: str) -> DocumentOCRChunk | None: ...
+
+    async def claim_next(
+        self, worker_id: str, document_id: UUID | None = None
+    ) -> DocumentOCRChunk | None: ...
+
+    async def heartbeat(self, chunk_id: UUID, worker_id: str, attempt: int) -> bool: ...
+
+    async def complete(
+        self,
+        chunk_id: UUID,
+        worker_id: str,
+        attempt: int,
+        result_storage_path: str,
+        result_checksum: str,
+    ) -> DocumentOCRChunk | None: ...
+
+    async def fail(
+        self,
+        chunk_id: UUID,
+        worker_id: str,
+        attempt: int,
+        error_code: str,
+        error_message: str,
+        retryable: bool,
+    ) -> DocumentOCRChunk | None: ...
+
+    async def detect_stale(self, threshold_seconds: float) -> list[DocumentOCRChunk]: ...
+
+    async def sweep_stale(
+        self, threshold_seconds: float, chunk_id: UUID | None = None
+    ) -> list[DocumentOCRChunk]: ...
+
+    async def retry_failed(
+        self,
+        *,
+        document_id: UUID | None,
+        base_seconds: float,
+        cap_seconds: float,
+        force: bool,
+    ) -> list[DocumentOCRChunk]: ...
+
+    async def due_pending(self, limit: int) -> list[DocumentOCRChunk]: ...
+
+    async def progress(self, document_id: UUID) -> ChunkProgress: ...
+
+    # -- lifecycle ------------------------------------------------------------
+    async def ping(self) -> None:
+        """Raise RepositoryUnavailableError unless the database answers."""
+        ...
+
+    async def close(self) -> None: ...

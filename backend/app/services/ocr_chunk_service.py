@@ -1,0 +1,441 @@
+"""OCRChunkService: the one entry point to chunk state for routes, workers and the CLI.
+
+The service validates input, applies ``VALID_STATUS_TRANSITIONS`` before it
+touches the database, and otherwise delegates to the chunk repository, whose
+SQL functions carry out the lease protocol atomically with database time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import weakref
+from collections.abc import Sequence
+from typing import TypeVar
+from uuid import UUID
+
+from pydantic import BaseModel, ValidationError
+
+from app.core.config import RepositoryBackend, Settings, get_settings
+from app.core.errors import (
+    ChunkNotFoundError,
+    ConfigurationError,
+    DocumentNotFoundError,
+    DuplicateChunkError,
+    InvalidInputError,
+    InvalidStatusTransitionError,
+    LeaseLostError,
+)
+from app.core.logging import get_logger
+from app.db.repository import ChunkRepository
+from app.models.document import Document, DocumentCreate
+from app.models.ocr_chunk import (
+    ChunkLease,
+    ChunkProgress,
+    ChunkRange,
+    ChunkStatus,
+    DocumentOCRChunk,
+    DocumentOCRChunkCreate,
+    DocumentOCRChunkUpdate,
+    is_valid_transition,
+)
+
+log = get_logger(__name__)
+
+IdLike = UUID | str
+
+
+def as_uuid(value: IdLike, what: str = "id") -> UUID:
+    """Parse an id, raising InvalidInputError (never ValueError) for garbage."""
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except (ValueError, TypeError, AttributeError):
+        raise InvalidInputError(f"{what} is not a valid UUID: {value!r}") from None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _validated(model: type[M], value: object) -> M:
+    if isinstance(value, model):
+        return value
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or model.__name__
+        raise InvalidInputError(f"invalid {where}: {first['msg']}") from None
+
+
+def _worker(worker_id: str) -> str:
+    if not isinstance(worker_id, str) or not worker_id.strip() or len(worker_id) > 200:
+        raise InvalidInputError("worker_id must be a non-empty string of at most 200 characters")
+    return worker_id
+
+
+class OCRChunkService:
+    def __init__(self, repository: ChunkRepository, settings: Settings) -> None:
+        self.repository = repository
+        self.settings = settings
+
+    async def close(self) -> None:
+        await self.repository.close()
+
+    # -- documents ------------------------------------------------------------
+
+    async def create_document(self, document: DocumentCreate | dict[str, object]) -> Document:
+        return await self.repository.create_document(_validated(DocumentCreate, document))
+
+    async def get_document(self, document_id: IdLike) -> Document:
+        doc_id = as_uuid(document_id, "document_id")
+        document = await self.repository.get_document(doc_id)
+        if document is None:
+            raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
+        return document
+
+    # -- creating chunks ------------------------------------------------------
+
+    async def create_chunk(self, chunk: DocumentOCRChunkCreate | dict[str, object]) -> DocumentOCRChunk:
+        data = _validated(DocumentOCRChunkCreate, chunk)
+        document = await self.get_document(data.document_id)
+        _check_ranges(document, [data])
+        created = await self.repository.create_chunk(data, self.settings.ocr_max_attempts)
+        log.info(
+            "chunk_created",
+            chunk_id=str(created.id),
+            document_id=str(created.document_id),
+            chunk_index=created.chunk_index,
+        )
+        return created
+
+    async def create_chunks_for_document(
+        self,
+        document_id: IdLike,
+        chunks: Sequence[ChunkRange | dict[str, object]],
+    ) -> list[DocumentOCRChunk]:
+        """Create every chunk row of a document in one statement: all or nothing."""
+        doc_id = as_uuid(document_id, "document_id")
+        ranges = [_validated(ChunkRange, c) for c in chunks]
+        if not ranges:
+            raise InvalidInputError("a document needs at least one chunk")
+        document = await self.get_document(doc_id)
+        _check_ranges(document, ranges)
+        created = await self.repository.create_chunks(doc_id, ranges, self.settings.ocr_max_attempts)
+        log.info("chunks_created", document_id=str(doc_id), chunks=len(created))
+        return created
+
+    # -- reading --------------------------------------------------------------
+
+    async def get_chunk(self, chunk_id: IdLike) -> DocumentOCRChunk:
+        cid = as_uuid(chunk_id, "chunk_id")
+        chunk = await self.repository.get_chunk(cid)
+        if chunk is None:
+            raise ChunkNotFoundError(f"chunk {cid} not found", chunk_id=cid)
+        return chunk
+
+    async def get_chunks_by_document(self, document_id: IdLike) -> list[DocumentOCRChunk]:
+        return await self.repository.list_chunks(document_id=as_uuid(document_id, "document_id"))
+
+    async def _by_status(self, status: ChunkStatus, document_id: IdLike | None) -> list[DocumentOCRChunk]:
+        doc_id = as_uuid(document_id, "document_id") if document_id is not None else None
+        return await self.repository.list_chunks(document_id=doc_id, status=status)
+
+    async def get_failed_chunks(self, document_id: IdLike | None = None) -> list[DocumentOCRChunk]:
+        return await self._by_status(ChunkStatus.FAILED, document_id)
+
+    async def get_pending_chunks(self, document_id: IdLike | None = None) -> list[DocumentOCRChunk]:
+        return await self._by_status(ChunkStatus.PENDING, document_id)
+
+    async def get_processing_chunks(self, document_id: IdLike | None = None) -> list[DocumentOCRChunk]:
+        return await self._by_status(ChunkStatus.PROCESSING, document_id)
+
+    async def get_chunk_progress(self, document_id: IdLike) -> ChunkProgress:
+        return await self.repository.progress(as_uuid(document_id, "document_id"))
+
+    # -- administrative moves -------------------------------------------------
+
+    async def update_status(
+        self,
+        chunk_id: IdLike,
+        status: ChunkStatus | str | DocumentOCRChunkUpdate,
+        *,
+        error_code: str | None = None,
+        error_message: str | None = None,
+    ) -> DocumentOCRChunk:
+        """Move a chunk along the state machine outside the lease protocol.
+
+        For moves that carry no lease data: processing -> failed (give up on a
+        chunk), failed -> pending (retry one chunk now). Taking and finishing a
+        lease go through claim_chunk and complete_chunk.
+        """
+        update = (
+            status
+            if isinstance(status, DocumentOCRChunkUpdate)
+            else _validated(
+                DocumentOCRChunkUpdate,
+                {"status": status, "error_code": error_code, "error_message": error_message},
+            )
+        )
+        current = await self.get_chunk(chunk_id)
+        if not is_valid_transition(current.status, update.status):
+            raise InvalidStatusTransitionError(
+                f"chunk {current.id} cannot move {current.status} -> {update.status}",
+                chunk_id=current.id,
+                current=current.status,
+                requested=update.status,
+            )
+        if update.status is ChunkStatus.PROCESSING:
+            raise InvalidInputError("a chunk enters processing only through claim_chunk (it needs a lease)")
+        if update.status is ChunkStatus.COMPLETED:
+            raise InvalidInputError("a chunk completes only through complete_chunk (it needs its result)")
+        if update.status is ChunkStatus.FAILED and update.error_code is None:
+            raise InvalidInputError("moving a chunk to failed needs an error_code")
+        moved = await self.repository.update_status(
+            current.id,
+            current.status,
+            update.status,
+            error_code=update.error_code,
+            error_message=update.error_message,
+        )
+        if moved is None:  # somebody moved it first; report against what it is now
+            latest = await self.get_chunk(current.id)
+            raise InvalidStatusTransitionError(
+                f"chunk {current.id} changed to {latest.status} before it could move to {update.status}",
+                chunk_id=current.id,
+                current=latest.status,
+                requested=update.status,
+            )
+        if moved.status is ChunkStatus.FAILED:
+            await self.repository.refresh_document_status(moved.document_id)
+        log.info(
+            "chunk_status_updated",
+            chunk_id=str(moved.id),
+            document_id=str(moved.document_id),
+            from_status=current.status.value,
+            to_status=moved.status.value,
+        )
+        return moved
+
+    async def update_result(
+        self, chunk_id: IdLike, result_storage_path: str, result_checksum: str
+    ) -> DocumentOCRChunk:
+        """Point a processing or completed chunk at a (replacement) stored result."""
+        cid = as_uuid(chunk_id, "chunk_id")
+        path, checksum = _result(result_storage_path, result_checksum)
+        updated = await self.repository.set_result(cid, path, checksum)
+        if updated is None:
+            current = await self.get_chunk(cid)
+            raise InvalidStatusTransitionError(
+                f"chunk {cid} is {current.status}; only processing or completed chunks hold results",
+                chunk_id=cid,
+                current=current.status,
+            )
+        return updated
+
+    # -- lease protocol -------------------------------------------------------
+
+    async def claim_chunk(self, chunk_id: IdLike, worker_id: str) -> DocumentOCRChunk | None:
+        """Lease this chunk if it is pending and due; None otherwise (a duplicate delivery)."""
+        return await self.repository.claim(as_uuid(chunk_id, "chunk_id"), _worker(worker_id))
+
+    async def claim_next_chunk(
+        self, worker_id: str, document_id: IdLike | None = None
+    ) -> DocumentOCRChunk | None:
+        doc_id = as_uuid(document_id, "document_id") if document_id is not None else None
+        return await self.repository.claim_next(_worker(worker_id), doc_id)
+
+    async def update_heartbeat(self, lease: ChunkLease) -> bool:
+        """Extend the lease; False means it is lost and the worker must stop and write nothing."""
+        return await self.repository.heartbeat(lease.chunk_id, lease.worker_id, lease.attempt)
+
+    async def complete_chunk(
+        self, lease: ChunkLease, result_storage_path: str, result_checksum: str
+    ) -> DocumentOCRChunk:
+        path, checksum = _result(result_storage_path, result_checksum)
+        done = await self.repository.complete(lease.chunk_id, lease.worker_id, lease.attempt, path, checksum)
+        if done is None:
+            raise _lease_lost(lease)
+        return done
+
+    async def fail_chunk(
+        self,
+        lease: ChunkLease,
+        *,
+        error_code: str,
+        error_message: str,
+        retryable: bool,
+    ) -> DocumentOCRChunk:
+        if not error_code or len(error_code) > 100:
+            raise InvalidInputError("error_code must be 1 to 100 characters")
+        failed = await self.repository.fail(
+            lease.chunk_id,
+            lease.worker_id,
+            lease.attempt,
+            error_code,
+            error_message[:4000],
+            retryable,
+        )
+        if failed is None:
+            raise _lease_lost(lease)
+        log.info(
+            "chunk_failed",
+            chunk_id=str(failed.id),
+            document_id=str(failed.document_id),
+            attempt=failed.attempt_count,
+            error_code=error_code,
+            retryable=retryable,
+        )
+        return failed
+
+    # -- recovery -------------------------------------------------------------
+
+    async def detect_stale_chunks(self) -> list[DocumentOCRChunk]:
+        return await self.repository.detect_stale(self.settings.stale_chunk_threshold_seconds)
+
+    async def mark_chunk_stale(self, chunk_id: IdLike) -> DocumentOCRChunk | None:
+        """Fail one chunk with worker_timeout if it is still stale now; None if it is not."""
+        swept = await self.repository.sweep_stale(
+            self.settings.stale_chunk_threshold_seconds, as_uuid(chunk_id, "chunk_id")
+        )
+        return swept[0] if swept else None
+
+    async def sweep_stale_chunks(self) -> list[DocumentOCRChunk]:
+        swept = await self.repository.sweep_stale(self.settings.stale_chunk_threshold_seconds)
+        for chunk in swept:
+            log.warning(
+                "chunk_stale",
+                chunk_id=str(chunk.id),
+                document_id=str(chunk.document_id),
+                attempt=chunk.attempt_count,
+                worker_id=chunk.worker_id,
+            )
+        return swept
+
+    async def retry_failed_chunks(
+        self, document_id: IdLike | None = None, *, force: bool = False
+    ) -> list[DocumentOCRChunk]:
+        """Send failed chunks back to pending.
+
+        Automatic (force=False): retryable errors with attempts left, after the
+        backoff (at once for worker_timeout). Manual (force=True): every failed
+        chunk in scope, due now.
+        """
+        doc_id = as_uuid(document_id, "document_id") if document_id is not None else None
+        retried = await self.repository.retry_failed(
+            document_id=doc_id,
+            base_seconds=self.settings.ocr_retry_base_seconds,
+            cap_seconds=self.settings.ocr_retry_cap_seconds,
+            force=force,
+        )
+        for chunk in retried:
+            log.info(
+                "chunk_retry_scheduled",
+                chunk_id=str(chunk.id),
+                document_id=str(chunk.document_id),
+                attempt=chunk.attempt_count,
+                next_attempt_at=chunk.next_attempt_at.isoformat(),
+            )
+        return retried
+
+    async def get_due_pending_chunks(self, limit: int = 1000) -> list[DocumentOCRChunk]:
+        return await self.repository.due_pending(limit)
+
+
+def _lease_lost(lease: ChunkLease) -> LeaseLostError:
+    return LeaseLostError(
+        f"lease on chunk {lease.chunk_id} (worker {lease.worker_id}, attempt {lease.attempt}) is lost",
+        chunk_id=lease.chunk_id,
+        attempt=lease.attempt,
+        worker_id=lease.worker_id,
+    )
+
+
+def _result(path: str, checksum: str) -> tuple[str, str]:
+    if not isinstance(path, str) or not path or len(path) > 1024:
+        raise InvalidInputError("result_storage_path must be 1 to 1024 characters")
+    if (
+        not isinstance(checksum, str)
+        or len(checksum) != 64
+        or any(c not in "0123456789abcdef" for c in checksum)
+    ):
+        raise InvalidInputError("result_checksum must be a lowercase SHA-256 hex digest")
+    return path, checksum
+
+
+def _check_ranges(document: Document, ranges: Sequence[ChunkRange]) -> None:
+    """Refuse duplicate indexes, overlapping ranges and pages past the document's end."""
+    seen: set[int] = set()
+    for r in ranges:
+        if r.chunk_index in seen:
+            raise DuplicateChunkError(
+                f"chunk_index {r.chunk_index} appears twice for document {document.id}",
+                document_id=document.id,
+                chunk_index=r.chunk_index,
+            )
+        seen.add(r.chunk_index)
+        if r.page_end > document.page_count:
+            raise InvalidInputError(
+                f"chunk {r.chunk_index} ends at page {r.page_end} but the document has "
+                f"{document.page_count} pages"
+            )
+    ordered = sorted(ranges, key=lambda r: r.page_start)
+    for before, after in itertools.pairwise(ordered):
+        if after.page_start <= before.page_end:
+            raise InvalidInputError(
+                f"chunks {before.chunk_index} and {after.chunk_index} overlap "
+                f"(pages {before.page_start}-{before.page_end} and {after.page_start}-{after.page_end})"
+            )
+
+
+# -- one service per process ----------------------------------------------------
+
+_service: OCRChunkService | None = None
+_service_loop: asyncio.AbstractEventLoop | None = None
+_service_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def build_repository(settings: Settings) -> ChunkRepository:
+    if settings.repository_backend is RepositoryBackend.SUPABASE:
+        from app.db.supabase import SupabaseChunkRepository
+
+        assert settings.supabase_url
+        assert settings.supabase_service_role_key
+        return await SupabaseChunkRepository.connect(
+            settings.supabase_url, settings.supabase_service_role_key.get_secret_value()
+        )
+    if not settings.database_url:
+        raise ConfigurationError(
+            "DATABASE_URL is not set (or set SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY)"
+        )
+    from app.db.postgres import PostgresChunkRepository
+
+    return await PostgresChunkRepository.connect(
+        settings.database_url,
+        min_size=settings.database_pool_min_size,
+        max_size=settings.database_pool_max_size,
+        statement_cache_size=settings.statement_cache_size,
+    )
+
+
+async def get_ocr_chunk_service(settings: Settings | None = None) -> OCRChunkService:
+    """The process's OCRChunkService, built on first use with the backend the settings choose."""
+    global _service, _service_loop
+    loop = asyncio.get_running_loop()
+    async with _service_locks.setdefault(loop, asyncio.Lock()):
+        if _service is None or _service_loop is not loop:
+            settings = settings or get_settings()
+            _service = OCRChunkService(await build_repository(settings), settings)
+            _service_loop = loop
+        return _service
+
+
+async def close_ocr_chunk_service() -> None:
+    global _service, _service_loop
+    async with _service_locks.setdefault(asyncio.get_running_loop(), asyncio.Lock()):
+        if _service is not None:
+            await _service.close()
+        _service, _service_loop = None, None
