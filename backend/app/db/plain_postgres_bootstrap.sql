@@ -1,5 +1,8 @@
--- Test-only: what a Supabase project provides before any migration runs, so
--- supabase/migrations apply to a plain PostgreSQL 15+. Never shipped as a migration.
+-- What a Supabase project provides before any migration runs (roles anon,
+-- authenticated, service_role; auth.uid()/auth.jwt(); storage.buckets/objects), so
+-- supabase/migrations apply to a plain PostgreSQL 15+. Applied only by the test
+-- suite and by `chunk-ocr` to its own embedded server (or with `db migrate
+-- --plain-postgres`); never shipped as a migration and never needed on Supabase.
 
 do $$
 begin

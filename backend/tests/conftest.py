@@ -1,0 +1,100 @@
+"""Shared fixtures: a real PostgreSQL (and Redis) for every test that needs one.
+
+DATABASE_URL / REDIS_URL point at servers to use; without them the embedded
+PostgreSQL and Redis from pip packages are started. Each test session creates
+its own database on the server, applies the migrations once, and every test
+starts from empty tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+
+from app.core.config import Settings, load_settings
+from app.db.migrations import migrate
+from app.db.postgres import PostgresChunkRepository
+from app.services.ocr_chunk_service import OCRChunkService
+
+TEST_DATA_DIR = Path(os.environ.get("CHUNK_OCR_TEST_DATA_DIR", Path(tempfile.gettempdir()) / "chunk-ocr-tests"))
+
+
+def with_database(dsn: str, database: str) -> str:
+    parts = urlsplit(dsn)
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server_dsn() -> str:
+    """A PostgreSQL server we may create databases on."""
+    if url := os.environ.get("DATABASE_URL"):
+        return url
+    from app.embedded import start_postgres
+
+    return start_postgres(TEST_DATA_DIR).dsn
+
+
+@pytest.fixture(scope="session")
+def database_url(postgres_server_dsn: str) -> Iterator[str]:
+    """A fresh database of this session with every migration applied."""
+    name = f"chunk_ocr_test_{uuid.uuid4().hex[:12]}"
+
+    async def create() -> None:
+        conn = await asyncpg.connect(postgres_server_dsn)
+        try:
+            await conn.execute(f'create database "{name}"')
+        finally:
+            await conn.close()
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(postgres_server_dsn)
+        try:
+            await conn.execute(f'drop database if exists "{name}" with (force)')
+        finally:
+            await conn.close()
+
+    asyncio.run(create())
+    dsn = with_database(postgres_server_dsn, name)
+    asyncio.run(migrate(dsn, plain_postgres=True))
+    yield dsn
+    asyncio.run(drop())
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return load_settings(
+        database_url=database_url,
+        redis_url=os.environ.get("REDIS_URL"),
+        environment="test",
+        database_pool_max_size=20,
+    )
+
+
+@pytest.fixture
+async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    """A pool on the session database, with every table emptied first."""
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=20)
+    await pool.execute(
+        "truncate public.document_ocr_chunks, public.documents, public.matter_members,"
+        " public.matters, auth.users cascade"
+    )
+    yield pool
+    await pool.close()
+
+
+@pytest.fixture
+async def repository(pool: asyncpg.Pool) -> PostgresChunkRepository:
+    return PostgresChunkRepository(pool)
+
+
+@pytest.fixture
+async def service(repository: PostgresChunkRepository, settings: Settings) -> OCRChunkService:
+    return OCRChunkService(repository, settings)

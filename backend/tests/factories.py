@@ -1,0 +1,53 @@
+"""Rows for tests, written with plain SQL so they do not depend on the code under test."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from uuid import UUID
+
+import asyncpg
+
+from app.models.ocr_chunk import ChunkRange
+
+
+async def make_matter(pool: asyncpg.Pool, name: str = "Matter") -> UUID:
+    matter_id: UUID = await pool.fetchval("insert into public.matters (name) values ($1) returning id", name)
+    return matter_id
+
+
+async def make_user(pool: asyncpg.Pool, matter_id: UUID | None = None) -> UUID:
+    user_id: UUID = await pool.fetchval(
+        "insert into auth.users (email) values ($1) returning id", f"{uuid.uuid4().hex}@example.com"
+    )
+    if matter_id is not None:
+        await pool.execute(
+            "insert into public.matter_members (matter_id, user_id) values ($1, $2)", matter_id, user_id
+        )
+    return user_id
+
+
+async def make_document(pool: asyncpg.Pool, matter_id: UUID | None = None, page_count: int = 100) -> UUID:
+    if matter_id is None:
+        matter_id = await make_matter(pool)
+    document_id: UUID = await pool.fetchval(
+        """
+        insert into public.documents (matter_id, filename, page_count, file_sha256)
+        values ($1, 'scan.pdf', $2, $3) returning id
+        """,
+        matter_id,
+        page_count,
+        hashlib.sha256(uuid.uuid4().bytes).hexdigest(),
+    )
+    return document_id
+
+
+def ranges(page_count: int, chunk_pages: int) -> list[ChunkRange]:
+    return [
+        ChunkRange(chunk_index=i, page_start=start, page_end=min(start + chunk_pages - 1, page_count))
+        for i, start in enumerate(range(1, page_count + 1, chunk_pages))
+    ]
+
+
+def checksum(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
