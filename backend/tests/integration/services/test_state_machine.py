@@ -33,7 +33,9 @@ async def chunk_in(service: OCRChunkService, pool: asyncpg.Pool, status: ChunkSt
         return claimed
     if status is ChunkStatus.COMPLETED:
         return await service.complete_chunk(claimed.lease, "m/d/chunks/00000.json", checksum(b"r"))
-    return await service.fail_chunk(claimed.lease, error_code="engine_error", error_message="x", retryable=True)
+    return await service.fail_chunk(
+        claimed.lease, error_code="engine_error", error_message="x", retryable=True
+    )
 
 
 async def raw_update(pool: asyncpg.Pool, chunk_id: UUID, to: ChunkStatus) -> None:
@@ -112,7 +114,9 @@ async def test_service_makes_every_legal_move(service: OCRChunkService, pool: as
     claimed = await service.claim_chunk(chunk.id, "w1")
     assert claimed is not None
     assert claimed.status is ChunkStatus.PROCESSING
-    failed = await service.update_status(chunk.id, ChunkStatus.FAILED, error_code="operator", error_message="x")
+    failed = await service.update_status(
+        chunk.id, ChunkStatus.FAILED, error_code="operator", error_message="x"
+    )
     assert (failed.status, failed.error_code) == (ChunkStatus.FAILED, "operator")
     pending = await service.update_status(chunk.id, "pending")
     assert pending.status is ChunkStatus.PENDING

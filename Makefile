@@ -1,0 +1,45 @@
+# One Makefile whose targets CI calls too. `make test` is the test command.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+UV ?= uv
+APT_PACKAGES := tesseract-ocr tesseract-ocr-eng ghostscript poppler-utils fonts-dejavu-core
+PYTEST_ARGS ?=
+
+.PHONY: help install system-deps python-deps lint typecheck test test-fast check
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+system-deps: ## install tesseract, ghostscript, poppler, fonts with apt (root only; skipped otherwise)
+	@missing=""; \
+	for bin in tesseract gs pdftotext; do command -v $$bin >/dev/null || missing="$$missing $$bin"; done; \
+	[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing="$$missing fonts"; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing$$missing with apt"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
+	else \
+		echo "missing:$$missing - install $(APT_PACKAGES) with your package manager" >&2; \
+	fi
+
+python-deps: ## install uv (from PyPI) if needed and the locked Python dependencies
+	@command -v $(UV) >/dev/null || python3 -m pip install -q uv
+	@$(UV) sync --frozen --quiet
+
+install: system-deps python-deps ## everything `make test` needs
+
+lint: python-deps ## ruff
+	$(UV) run ruff check backend bench
+	$(UV) run ruff format --check backend bench
+
+typecheck: python-deps ## mypy --strict on the app
+	$(UV) run mypy
+
+test: install ## the whole suite (uses DATABASE_URL / REDIS_URL when set, else embedded servers)
+	$(UV) run pytest $(PYTEST_ARGS)
+
+test-fast: python-deps ## unit tests only
+	$(UV) run pytest backend/tests/unit $(PYTEST_ARGS)
+
+check: lint typecheck test ## what CI runs

@@ -1,0 +1,167 @@
+"""The lease protocol: claims, fencing by (chunk, worker, attempt), concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import asyncpg
+import pytest
+
+from app.core.errors import LeaseLostError
+from app.models.ocr_chunk import ChunkLease, ChunkStatus
+from app.services.ocr_chunk_service import OCRChunkService
+from tests.factories import checksum, make_document, ranges
+
+
+async def row(pool: asyncpg.Pool, chunk_id: object) -> asyncpg.Record:
+    record: asyncpg.Record = await pool.fetchrow("select * from document_ocr_chunks where id = $1", chunk_id)
+    return record
+
+
+async def test_claim_sets_the_lease_with_database_time(service: OCRChunkService, pool: asyncpg.Pool) -> None:
+    document_id = await make_document(pool, page_count=20)
+    first, _ = await service.create_chunks_for_document(document_id, ranges(20, 10))
+    claimed = await service.claim_chunk(first.id, "worker-1")
+    assert claimed is not None
+    assert (claimed.status, claimed.worker_id, claimed.attempt_count) == (
+        ChunkStatus.PROCESSING,
+        "worker-1",
+        1,
+    )
+    db_now = await pool.fetchval("select now()")
+    assert claimed.processing_started_at is not None
+    assert claimed.heartbeat_at == claimed.processing_started_at
+    assert abs((db_now - claimed.heartbeat_at).total_seconds()) < 5
+
+
+async def test_duplicate_delivery_is_a_no_op(service: OCRChunkService, pool: asyncpg.Pool) -> None:
+    document_id = await make_document(pool, page_count=10)
+    (chunk,) = await service.create_chunks_for_document(document_id, ranges(10, 10))
+    assert await service.claim_chunk(chunk.id, "worker-1") is not None
+    before = await row(pool, chunk.id)
+    assert await service.claim_chunk(chunk.id, "worker-2") is None
+    assert await row(pool, chunk.id) == before
+
+
+async def test_claim_waits_for_next_attempt_at(service: OCRChunkService, pool: asyncpg.Pool) -> None:
+    document_id = await make_document(pool, page_count=10)
+    (chunk,) = await service.create_chunks_for_document(document_id, ranges(10, 10))
+    await pool.execute(
+        "update document_ocr_chunks set next_attempt_at = now() + interval '1 minute' where id = $1", chunk.id
+    )
+    assert await service.claim_chunk(chunk.id, "w") is None
+    assert await service.claim_next_chunk("w") is None
+    await pool.execute("update document_ocr_chunks set next_attempt_at = now() where id = $1", chunk.id)
+    assert await service.claim_next_chunk("w") is not None
+
+
+async def test_claim_next_is_fifo(service: OCRChunkService, pool: asyncpg.Pool) -> None:
+    document_id = await make_document(pool, page_count=30)
+    created = await service.create_chunks_for_document(document_id, ranges(30, 10))
+    claimed = [await service.claim_next_chunk("w", document_id) for _ in range(3)]
+    assert [c.chunk_index for c in claimed if c] == [0, 1, 2]
+    assert {c.id for c in claimed if c} == {c.id for c in created}
+    assert await service.claim_next_chunk("w", document_id) is None
+
+
+async def test_sixteen_claimers_claim_a_thousand_chunks_exactly_once(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    document_ids = [await make_document(pool, page_count=1000) for _ in range(2)]
+    created = []
+    for document_id in document_ids:
+        created += await service.create_chunks_for_document(document_id, ranges(500, 1))
+    assert len(created) == 1000
+
+    async def claimer(n: int) -> list[tuple[object, str]]:
+        mine = []
+        while (chunk := await service.claim_next_chunk(f"claimer-{n}")) is not None:
+            assert chunk.worker_id == f"claimer-{n}"
+            mine.append((chunk.id, chunk.worker_id))
+        return mine
+
+    results = await asyncio.gather(*(claimer(n) for n in range(16)))
+    claims = Counter(chunk_id for mine in results for chunk_id, _ in mine)
+    assert len(claims) == 1000
+    assert set(claims.values()) == {1}
+    assert set(claims) == {c.id for c in created}
+    # the work spread over the claimers (each got some) and the rows agree with the claims
+    assert sum(1 for mine in results if mine) >= 8
+    by_worker = {chunk_id: worker for mine in results for chunk_id, worker in mine}
+    rows = await pool.fetch("select id, status, worker_id, attempt_count from document_ocr_chunks")
+    assert all(r["status"] == "processing" and r["attempt_count"] == 1 for r in rows)
+    assert {r["id"]: r["worker_id"] for r in rows} == by_worker
+
+
+@pytest.fixture
+async def reclaimed(service: OCRChunkService, pool: asyncpg.Pool) -> tuple[ChunkLease, ChunkLease]:
+    """A chunk whose first attempt (worker-1) timed out and whose second (worker-2) runs now."""
+    document_id = await make_document(pool, page_count=10)
+    (chunk,) = await service.create_chunks_for_document(document_id, ranges(10, 10))
+    first = await service.claim_chunk(chunk.id, "worker-1")
+    assert first is not None
+    await pool.execute(
+        "update document_ocr_chunks set heartbeat_at = now() - interval '10 minutes' where id = $1", chunk.id
+    )
+    assert [c.id for c in await service.sweep_stale_chunks()] == [chunk.id]
+    assert [c.id for c in await service.retry_failed_chunks()] == [chunk.id]
+    second = await service.claim_chunk(chunk.id, "worker-2")
+    assert second is not None
+    assert second.attempt_count == 2
+    return first.lease, second.lease
+
+
+async def test_heartbeat_extends_only_the_current_lease(
+    service: OCRChunkService, pool: asyncpg.Pool, reclaimed: tuple[ChunkLease, ChunkLease]
+) -> None:
+    old, current = reclaimed
+    await pool.execute(
+        "update document_ocr_chunks set heartbeat_at = now() - interval '30 seconds' where id = $1",
+        current.chunk_id,
+    )
+    before = await row(pool, current.chunk_id)
+    assert await service.update_heartbeat(old) is False  # the zombie: older attempt
+    other = ChunkLease(chunk_id=current.chunk_id, worker_id="worker-3", attempt=current.attempt)
+    assert await service.update_heartbeat(other) is False  # another worker, same attempt number
+    assert await row(pool, current.chunk_id) == before
+    assert await service.update_heartbeat(current) is True
+    after = await row(pool, current.chunk_id)
+    assert after["heartbeat_at"] > before["heartbeat_at"]
+
+
+@pytest.mark.parametrize("which", ["older_attempt", "other_worker"])
+async def test_stale_token_cannot_complete_or_fail(
+    service: OCRChunkService,
+    pool: asyncpg.Pool,
+    reclaimed: tuple[ChunkLease, ChunkLease],
+    which: str,
+) -> None:
+    old, current = reclaimed
+    stale = (
+        old
+        if which == "older_attempt"
+        else ChunkLease(chunk_id=current.chunk_id, worker_id="worker-1", attempt=current.attempt)
+    )
+    before = await row(pool, current.chunk_id)
+    with pytest.raises(LeaseLostError) as lost:
+        await service.complete_chunk(stale, "zombie.json", checksum(b"zombie"))
+    assert lost.value.retryable is False
+    with pytest.raises(LeaseLostError):
+        await service.fail_chunk(stale, error_code="engine_error", error_message="late", retryable=True)
+    assert await row(pool, current.chunk_id) == before
+    done = await service.complete_chunk(current, "real.json", checksum(b"real"))
+    assert (done.status, done.result_storage_path) == (ChunkStatus.COMPLETED, "real.json")
+
+
+async def test_completed_lease_cannot_be_used_again(service: OCRChunkService, pool: asyncpg.Pool) -> None:
+    document_id = await make_document(pool, page_count=10)
+    (chunk,) = await service.create_chunks_for_document(document_id, ranges(10, 10))
+    claimed = await service.claim_chunk(chunk.id, "w")
+    assert claimed is not None
+    await service.complete_chunk(claimed.lease, "a.json", checksum(b"a"))
+    before = await row(pool, chunk.id)
+    assert await service.update_heartbeat(claimed.lease) is False
+    with pytest.raises(LeaseLostError):
+        await service.complete_chunk(claimed.lease, "b.json", checksum(b"b"))
+    assert await row(pool, chunk.id) == before

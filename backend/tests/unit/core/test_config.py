@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import pytest
+
+from app.core.config import RepositoryBackend, load_settings
+from app.core.errors import ConfigurationError
+
+
+def test_defaults_follow_the_design(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SUPABASE_URL", "SUPABASE_SERVICE_ROLE_KEY", "OCR_ENGINE", "CHUNK_REPOSITORY"):
+        monkeypatch.delenv(name, raising=False)
+    settings = load_settings()
+    assert settings.ocr_engine == "auto"
+    assert settings.ocr_max_attempts == 3
+    assert settings.ocr_retry_base_seconds == 30
+    assert settings.stale_chunk_threshold_seconds == 90
+    assert settings.heartbeat_interval_seconds == 5
+    assert settings.storage_bucket == "ocr-chunks"
+    assert settings.repository_backend is RepositoryBackend.POSTGRES
+
+
+def test_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STALE_CHUNK_THRESHOLD_SECONDS", "12")
+    monkeypatch.setenv("HEARTBEAT_INTERVAL_SECONDS", "2")
+    monkeypatch.setenv("SUPABASE_URL", "https://abc.supabase.co")
+    monkeypatch.setenv("SUPABASE_SERVICE_ROLE_KEY", "eyJhbGciOiJIUzI1NiJ9.real")
+    settings = load_settings()
+    assert settings.stale_chunk_threshold_seconds == 12
+    assert settings.repository_backend is RepositoryBackend.SUPABASE
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"OCR_MAX_ATTEMPTS": "0"}, "OCR_MAX_ATTEMPTS"),
+        ({"STALE_CHUNK_THRESHOLD_SECONDS": "abc"}, "STALE_CHUNK_THRESHOLD_SECONDS"),
+        ({"STORAGE_BACKEND": "s3"}, "STORAGE_BACKEND"),
+        (
+            {"SUPABASE_SERVICE_ROLE_KEY": "changethis", "SUPABASE_URL": "https://x.supabase.co"},
+            "SUPABASE_SERVICE_ROLE_KEY",
+        ),
+        ({"STORAGE_BACKEND": "supabase"}, "SUPABASE_URL"),
+        ({"HEARTBEAT_INTERVAL_SECONDS": "60"}, "HEARTBEAT_INTERVAL_SECONDS"),
+    ],
+)
+def test_bad_settings_give_one_line_naming_the_setting(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], named: str
+) -> None:
+    for name in ("SUPABASE_URL", "SUPABASE_SERVICE_ROLE_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(ConfigurationError) as raised:
+        load_settings()
+    message = str(raised.value)
+    assert named in message
+    assert "\n" not in message
+
+
+def test_pooler_turns_the_statement_cache_off() -> None:
+    pooled = load_settings(database_url="postgresql://u:p@aws-0-eu.pooler.supabase.com:6543/postgres")
+    direct = load_settings(database_url="postgresql://u:p@db.abc.supabase.co:5432/postgres")
+    assert (pooled.statement_cache_size, direct.statement_cache_size) == (0, 100)
