@@ -1,30 +1,67 @@
-"""The `chunk-ocr` command."""
+"""The `chunk-ocr` command.
+
+Errors reach the terminal as one line (`chunk-ocr: error: ...`), never a
+traceback. Exit codes: 0 success, 1 a document failed or a service was
+unreachable (try again), 2 bad input or configuration.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from uuid import UUID
 
 from app.core.config import Settings, load_settings
 from app.core.errors import OCRError
 from app.core.logging import configure_logging
+
+ENGINES = ("auto", "tesseract", "text-layer", "google-vision", "null")
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return number
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chunk-ocr", description="Chunked, crash-safe OCR of large PDFs.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    run = commands.add_parser("run", help="OCR PDFs end to end with local worker processes")
+    run.add_argument("pdfs", nargs="+", type=Path, metavar="PDF")
+    run.add_argument("--out", type=Path, default=Path("."), help="directory for <stem>.txt and <stem>.json")
+    run.add_argument("--engine", choices=ENGINES, default=None, help="OCR engine (default: OCR_ENGINE, auto)")
+    run.add_argument("--chunk-pages", type=_positive, default=None, help="pages per chunk (default: by size)")
+    run.add_argument("--workers", type=_positive, default=os.cpu_count() or 1, help="worker processes")
+    run.add_argument("--matter", type=UUID, default=None, help="matter id (default: a shared CLI matter)")
+    run.add_argument("--json", action="store_true", help="print a machine-readable summary")
+
+    submit = commands.add_parser("submit", help="plan, split and enqueue a PDF; print its document id")
+    submit.add_argument("pdf", type=Path, metavar="PDF")
+    submit.add_argument("--engine", choices=ENGINES, default=None)
+    submit.add_argument("--chunk-pages", type=_positive, default=None)
+    submit.add_argument("--matter", type=UUID, default=None)
+
+    commands.add_parser("worker", help="run an arq worker (same as `arq app.worker.WorkerSettings`)")
+
+    status = commands.add_parser("status", help="print a document's OCR progress")
+    status.add_argument("document_id", metavar="DOC_ID")
+    status.add_argument("--json", action="store_true")
+
+    retry = commands.add_parser("retry", help="send a document's failed chunks back to the queue")
+    retry.add_argument("document_id", metavar="DOC_ID")
+
     db = commands.add_parser("db", help="database schema")
     db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
-    migrate = db_commands.add_parser(
-        "migrate", help="apply supabase/migrations to DATABASE_URL (a second run is a no-op)"
-    )
-    migrate.add_argument(
-        "--dir", type=Path, default=None, help="migrations directory (default: supabase/migrations)"
-    )
+    migrate = db_commands.add_parser("migrate", help="apply supabase/migrations (a second run is a no-op)")
+    migrate.add_argument("--dir", type=Path, default=None, help="migrations directory")
     migrate.add_argument(
         "--plain-postgres",
         action="store_true",
@@ -32,6 +69,97 @@ def _parser() -> argparse.ArgumentParser:
         "(for a PostgreSQL that is not a Supabase project)",
     )
     return parser
+
+
+async def _run(settings: Settings, args: argparse.Namespace) -> int:
+    from app.local.run import print_report, run_pdfs
+    from app.local.stack import open_stack
+
+    engine = args.engine or settings.ocr_engine
+    stack = await open_stack(settings.model_copy(update={"ocr_engine": engine}))
+    try:
+        report = await run_pdfs(
+            stack,
+            list(args.pdfs),
+            out_dir=args.out,
+            engine=engine,
+            chunk_pages=args.chunk_pages,
+            workers=args.workers,
+            matter_id=args.matter,
+            show_progress=sys.stderr.isatty() and not args.json,
+        )
+    finally:
+        await stack.close()
+    print_report(report, as_json=args.json)
+    return report.exit_code
+
+
+async def _submit(settings: Settings, args: argparse.Namespace) -> int:
+    from app.local.stack import cli_matter, open_stack
+    from app.services.planner import start_document
+
+    engine = args.engine or settings.ocr_engine
+    stack = await open_stack(settings)
+    try:
+        started = await start_document(
+            stack.service,
+            stack.store,
+            stack.queue,
+            args.pdf,
+            matter_id=await cli_matter(stack, args.matter),
+            engine=engine,
+            chunk_pages=args.chunk_pages,
+        )
+    finally:
+        await stack.close()
+    print(started.document.id)
+    return 0
+
+
+async def _status(settings: Settings, args: argparse.Namespace) -> int:
+    from app.local.stack import open_stack
+
+    stack = await open_stack(settings)
+    try:
+        document = await stack.service.get_document(args.document_id)
+        progress = await stack.service.get_chunk_progress(document.id)
+        failed = await stack.service.get_failed_chunks(document.id)
+    finally:
+        await stack.close()
+    if args.json:
+        body = {
+            "document": document.model_dump(mode="json", by_alias=True),
+            "progress": progress.model_dump(mode="json", by_alias=True) | {"percent": progress.percent},
+            "failedChunks": [c.model_dump(mode="json", by_alias=True) for c in failed],
+        }
+        print(json.dumps(body, indent=2))
+        return 0
+    print(
+        f"{document.filename}: {document.ocr_status.value}, "
+        f"{progress.pages_completed}/{progress.pages_total} pages ({progress.percent:.1f}%), chunks: {progress.completed} completed, {progress.processing} "
+        f"processing, {progress.pending} pending, {progress.failed} failed"
+    )
+    for chunk in failed:
+        print(
+            f"  chunk {chunk.chunk_index} (pages {chunk.page_start}-{chunk.page_end}): "
+            f"{chunk.error_code}: {chunk.error_message}"
+        )
+    return 0
+
+
+async def _retry(settings: Settings, args: argparse.Namespace) -> int:
+    from app.local.stack import open_stack
+
+    stack = await open_stack(settings)
+    try:
+        document = await stack.service.get_document(args.document_id)
+        retried = await stack.service.retry_failed_chunks(document.id, force=True)
+        for chunk in retried:
+            await stack.queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1)
+    finally:
+        await stack.close()
+    print(f"{len(retried)} chunk(s) of {document.id} queued again")
+    return 0
 
 
 async def _db_migrate(settings: Settings, args: argparse.Namespace) -> int:
@@ -45,11 +173,19 @@ async def _db_migrate(settings: Settings, args: argparse.Namespace) -> int:
         dsn = start_postgres(settings.data_dir).dsn
         plain = True  # our own embedded server is never a Supabase project
     applied = await migrate(dsn, args.dir, plain_postgres=plain)
-    if applied:
-        for migration in applied:
-            print(f"applied {migration.version}_{migration.name}")
-    else:
+    for migration in applied:
+        print(f"applied {migration.version}_{migration.name}")
+    if not applied:
         print("database is up to date")
+    return 0
+
+
+def _worker(settings: Settings) -> int:
+    from arq.worker import run_worker
+
+    from app.worker import WorkerSettings
+
+    run_worker(WorkerSettings)  # type: ignore[arg-type]
     return 0
 
 
@@ -58,14 +194,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings()
         configure_logging(settings.log_level)
-        if args.command == "db" and args.db_command == "migrate":
-            return asyncio.run(_db_migrate(settings, args))
+        match args.command:
+            case "run":
+                return asyncio.run(_run(settings, args))
+            case "submit":
+                return asyncio.run(_submit(settings, args))
+            case "worker":
+                return _worker(settings)
+            case "status":
+                return asyncio.run(_status(settings, args))
+            case "retry":
+                return asyncio.run(_retry(settings, args))
+            case "db":
+                return asyncio.run(_db_migrate(settings, args))
     except OCRError as exc:
         print(f"chunk-ocr: error: {exc}", file=sys.stderr)
-        return 2 if not exc.retryable else 1
+        return 1 if exc.retryable else 2
     except KeyboardInterrupt:
         return 130
-    return 2  # pragma: no cover - argparse rejects unknown commands first
+    return 2  # pragma: no cover - argparse refuses unknown commands first
 
 
 if __name__ == "__main__":

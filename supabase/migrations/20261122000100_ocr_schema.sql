@@ -61,6 +61,7 @@ create table if not exists public.document_ocr_chunks (
     next_attempt_at timestamptz not null default now(),
     worker_id text check (worker_id is null or length(worker_id) between 1 and 200),
     input_storage_path text,
+    input_checksum text check (input_checksum is null or input_checksum ~ '^[0-9a-f]{64}$'),
     result_storage_path text,
     result_checksum text check (result_checksum is null or result_checksum ~ '^[0-9a-f]{64}$'),
     processing_started_at timestamptz,

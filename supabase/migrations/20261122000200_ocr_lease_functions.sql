@@ -9,7 +9,7 @@
 
 -- Create the chunk rows of one document in one statement (so one transaction).
 -- p_chunks: [{"chunk_index": 0, "page_start": 1, "page_end": 10,
---             "input_storage_path": "...", "matter_id": "..."?}, ...]
+--             "input_storage_path": "...", "input_checksum": "...", "matter_id": "..."?}, ...]
 create or replace function public.ocr_create_chunks(
     p_document_id uuid,
     p_chunks jsonb,
@@ -20,13 +20,15 @@ language sql
 set search_path = ''
 as $$
     insert into public.document_ocr_chunks
-        (matter_id, document_id, chunk_index, page_start, page_end, input_storage_path, max_attempts)
+        (matter_id, document_id, chunk_index, page_start, page_end, input_storage_path, input_checksum,
+         max_attempts)
     select coalesce((c ->> 'matter_id')::uuid, d.matter_id),
            d.id,
            (c ->> 'chunk_index')::integer,
            (c ->> 'page_start')::integer,
            (c ->> 'page_end')::integer,
            c ->> 'input_storage_path',
+           c ->> 'input_checksum',
            p_max_attempts
       from public.documents d
      cross join lateral jsonb_array_elements(p_chunks) as c
@@ -112,6 +114,34 @@ as $$
         returning 1
     )
     select exists (select 1 from beat);
+$$;
+
+-- Record the stored result of the current attempt before completing, so that
+-- if the worker dies between the two, the next attempt finds a result that
+-- still verifies and completes without running OCR again.
+create or replace function public.ocr_record_chunk_result(
+    p_chunk_id uuid,
+    p_worker_id text,
+    p_attempt integer,
+    p_result_storage_path text,
+    p_result_checksum text
+)
+returns boolean
+language sql
+set search_path = ''
+as $$
+    with recorded as (
+        update public.document_ocr_chunks
+           set result_storage_path = p_result_storage_path,
+               result_checksum = p_result_checksum,
+               heartbeat_at = now()
+         where id = p_chunk_id
+           and status = 'processing'
+           and worker_id = p_worker_id
+           and attempt_count = p_attempt
+        returning 1
+    )
+    select exists (select 1 from recorded);
 $$;
 
 create or replace function public.ocr_complete_chunk(
@@ -393,4 +423,23 @@ as $$
            max(processing_completed_at) filter (where status = 'completed')
       from public.document_ocr_chunks
      where document_id = p_document_id;
+$$;
+
+-- Documents whose chunks have all completed but whose merge has not been
+-- written yet: the reconciler enqueues their finalize job again.
+create or replace function public.ocr_documents_ready_to_merge(p_limit integer default 100)
+returns setof public.documents
+language sql
+stable
+set search_path = ''
+as $$
+    select d.*
+      from public.documents d
+     where d.ocr_status = 'processing'
+       and exists (select 1 from public.document_ocr_chunks c where c.document_id = d.id)
+       and not exists (
+           select 1 from public.document_ocr_chunks c
+            where c.document_id = d.id and c.status <> 'completed')
+     order by d.updated_at
+     limit p_limit;
 $$;

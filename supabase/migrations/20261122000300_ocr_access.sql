@@ -73,6 +73,7 @@ revoke execute on function
     public.ocr_claim_chunk(uuid, text),
     public.ocr_claim_next_chunk(text, uuid),
     public.ocr_heartbeat_chunk(uuid, text, integer),
+    public.ocr_record_chunk_result(uuid, text, integer, text, text),
     public.ocr_complete_chunk(uuid, text, integer, text, text),
     public.ocr_fail_chunk(uuid, text, integer, text, text, boolean),
     public.ocr_refresh_document_status(uuid),
@@ -80,6 +81,7 @@ revoke execute on function
     public.ocr_sweep_stale_chunks(double precision, uuid),
     public.ocr_retry_failed_chunks(uuid, double precision, double precision, boolean),
     public.ocr_due_pending_chunks(integer),
+    public.ocr_documents_ready_to_merge(integer),
     public.ocr_backoff_seconds(integer, double precision, double precision),
     public.ocr_chunk_progress(uuid)
     from public, anon, authenticated;
@@ -88,6 +90,7 @@ grant execute on function
     public.ocr_claim_chunk(uuid, text),
     public.ocr_claim_next_chunk(text, uuid),
     public.ocr_heartbeat_chunk(uuid, text, integer),
+    public.ocr_record_chunk_result(uuid, text, integer, text, text),
     public.ocr_complete_chunk(uuid, text, integer, text, text),
     public.ocr_fail_chunk(uuid, text, integer, text, text, boolean),
     public.ocr_refresh_document_status(uuid),
@@ -95,6 +98,7 @@ grant execute on function
     public.ocr_sweep_stale_chunks(double precision, uuid),
     public.ocr_retry_failed_chunks(uuid, double precision, double precision, boolean),
     public.ocr_due_pending_chunks(integer),
+    public.ocr_documents_ready_to_merge(integer),
     public.ocr_backoff_seconds(integer, double precision, double precision),
     public.ocr_chunk_progress(uuid)
     to service_role;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
@@ -74,7 +75,14 @@ class Settings(BaseSettings):
     ocr_retry_cap_seconds: Annotated[float, Field(ge=0)] = 600.0
     stale_chunk_threshold_seconds: Annotated[float, Field(gt=0)] = 90.0
     heartbeat_interval_seconds: Annotated[float, Field(gt=0)] = 5.0
-    sweep_interval_seconds: Annotated[int, Field(ge=1, le=3600)] = 15
+    sweep_interval_seconds: Annotated[int, Field(ge=1, le=60)] = 15
+    ocr_low_confidence_threshold: Annotated[float, Field(ge=0, le=1)] = 0.7
+    ocr_processes: Annotated[int, Field(ge=1, le=256)] | None = None  # None: one per core
+
+    # arq worker
+    worker_max_jobs: Annotated[int, Field(ge=1, le=1000)] | None = None  # None: OCR processes + 1
+    worker_grace_seconds: Annotated[int, Field(ge=0, le=3600)] = 60  # SIGTERM: wait for running chunks
+    chunk_job_timeout_seconds: Annotated[int, Field(ge=10)] = 3600
 
     storage_backend: StorageBackend = StorageBackend.LOCAL
     local_storage_dir: Path = Field(default_factory=lambda: _default_data_dir() / "storage")
@@ -110,6 +118,10 @@ class Settings(BaseSettings):
         if self.chunk_repository is not None:
             return self.chunk_repository
         return RepositoryBackend.SUPABASE if self.supabase_configured else RepositoryBackend.POSTGRES
+
+    @property
+    def ocr_process_count(self) -> int:
+        return self.ocr_processes or max(1, os.cpu_count() or 1)
 
     @property
     def statement_cache_size(self) -> int:

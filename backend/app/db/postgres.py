@@ -44,6 +44,7 @@ def _chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str
         "page_start": chunk.page_start,
         "page_end": chunk.page_end,
         "input_storage_path": chunk.input_storage_path,
+        "input_checksum": chunk.input_checksum,
     }
     if matter_id is not None:
         payload["matter_id"] = str(matter_id)
@@ -174,6 +175,15 @@ class PostgresChunkRepository:
             value = await self._pool.fetchval("select public.ocr_refresh_document_status($1)", document_id)
         return DocumentStatus(value) if value is not None else None
 
+    async def delete_document(self, document_id: UUID) -> None:
+        async with self._translated():
+            await self._pool.execute("delete from public.documents where id = $1", document_id)
+
+    async def documents_ready_to_merge(self, limit: int) -> list[Document]:
+        async with self._translated():
+            rows = await self._pool.fetch("select * from public.ocr_documents_ready_to_merge($1)", limit)
+        return [Document.from_row(r) for r in rows]
+
     # -- chunk rows -----------------------------------------------------------
 
     async def create_chunk(self, chunk: DocumentOCRChunkCreate, max_attempts: int) -> DocumentOCRChunk:
@@ -278,6 +288,25 @@ class PostgresChunkRepository:
                 "select public.ocr_heartbeat_chunk($1, $2, $3)", chunk_id, worker_id, attempt
             )
         return bool(beat)
+
+    async def record_result(
+        self,
+        chunk_id: UUID,
+        worker_id: str,
+        attempt: int,
+        result_storage_path: str,
+        result_checksum: str,
+    ) -> bool:
+        async with self._translated():
+            recorded = await self._pool.fetchval(
+                "select public.ocr_record_chunk_result($1, $2, $3, $4, $5)",
+                chunk_id,
+                worker_id,
+                attempt,
+                result_storage_path,
+                result_checksum,
+            )
+        return bool(recorded)
 
     async def complete(
         self,

@@ -44,6 +44,12 @@ class ChunkRepository(Protocol):
 
     async def refresh_document_status(self, document_id: UUID) -> DocumentStatus | None: ...
 
+    async def delete_document(self, document_id: UUID) -> None:
+        """Remove a document and (by cascade) its chunks; used to undo a start that failed."""
+        ...
+
+    async def documents_ready_to_merge(self, limit: int) -> list[Document]: ...
+
     # -- chunk rows -----------------------------------------------------------
     async def create_chunk(self, chunk: DocumentOCRChunkCreate, max_attempts: int) -> DocumentOCRChunk: ...
 
@@ -87,6 +93,17 @@ class ChunkRepository(Protocol):
     ) -> DocumentOCRChunk | None: ...
 
     async def heartbeat(self, chunk_id: UUID, worker_id: str, attempt: int) -> bool: ...
+
+    async def record_result(
+        self,
+        chunk_id: UUID,
+        worker_id: str,
+        attempt: int,
+        result_storage_path: str,
+        result_checksum: str,
+    ) -> bool:
+        """Record the current attempt's stored result before completing; False if the lease is lost."""
+        ...
 
     async def complete(
         self,

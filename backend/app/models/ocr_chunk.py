@@ -64,6 +64,7 @@ class ChunkRange(CamelModel):
     page_start: PageNumber
     page_end: PageNumber
     input_storage_path: StoragePath | None = None
+    input_checksum: Sha256Hex | None = None
 
     @model_validator(mode="after")
     def _range(self) -> Self:
@@ -104,12 +105,14 @@ class DocumentOCRChunk(CamelModel):
     page_end: int
     status: ChunkStatus
     attempt_count: int
+    max_attempts: int = 3
     error_code: str | None = None
     error_message: str | None = None
     error_retryable: bool | None = None
     next_attempt_at: datetime
     worker_id: str | None = None
     input_storage_path: str | None = None
+    input_checksum: str | None = None
     result_storage_path: str | None = None
     result_checksum: str | None = None
     processing_started_at: datetime | None = None

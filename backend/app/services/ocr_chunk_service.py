@@ -28,7 +28,7 @@ from app.core.errors import (
 )
 from app.core.logging import get_logger
 from app.db.repository import ChunkRepository
-from app.models.document import Document, DocumentCreate
+from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import (
     ChunkLease,
     ChunkProgress,
@@ -91,6 +91,33 @@ class OCRChunkService:
     async def get_document(self, document_id: IdLike) -> Document:
         doc_id = as_uuid(document_id, "document_id")
         document = await self.repository.get_document(doc_id)
+        if document is None:
+            raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
+        return document
+
+    async def delete_document(self, document_id: IdLike) -> None:
+        await self.repository.delete_document(as_uuid(document_id, "document_id"))
+
+    async def get_documents_ready_to_merge(self, limit: int = 100) -> list[Document]:
+        return await self.repository.documents_ready_to_merge(limit)
+
+    async def set_document_status(
+        self,
+        document_id: IdLike,
+        status: DocumentStatus,
+        *,
+        result_storage_path: str | None = None,
+        result_checksum: str | None = None,
+        error_message: str | None = None,
+    ) -> Document:
+        doc_id = as_uuid(document_id, "document_id")
+        document = await self.repository.set_document_status(
+            doc_id,
+            status,
+            result_storage_path=result_storage_path,
+            result_checksum=result_checksum,
+            error_message=error_message,
+        )
         if document is None:
             raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
         return document
@@ -249,6 +276,16 @@ class OCRChunkService:
     async def update_heartbeat(self, lease: ChunkLease) -> bool:
         """Extend the lease; False means it is lost and the worker must stop and write nothing."""
         return await self.repository.heartbeat(lease.chunk_id, lease.worker_id, lease.attempt)
+
+    async def record_chunk_result(
+        self, lease: ChunkLease, result_storage_path: str, result_checksum: str
+    ) -> None:
+        """Remember the uploaded result under the lease, so a crash before complete loses no OCR."""
+        path, checksum = _result(result_storage_path, result_checksum)
+        if not await self.repository.record_result(
+            lease.chunk_id, lease.worker_id, lease.attempt, path, checksum
+        ):
+            raise _lease_lost(lease)
 
     async def complete_chunk(
         self, lease: ChunkLease, result_storage_path: str, result_checksum: str

@@ -1,0 +1,167 @@
+"""`chunk-ocr run`: OCR PDFs end to end on this machine with real worker processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from app.core.errors import InvalidInputError, OCRError
+from app.local.stack import LocalStack, cli_matter
+from app.local.workers import WorkerProcesses
+from app.models.document import Document, DocumentStatus
+from app.models.results import MergedResult
+from app.services.planner import StartedDocument, start_document
+from app.storage.base import get_verified
+
+
+@dataclass
+class RunReport:
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # one line per file refused
+
+    @property
+    def exit_code(self) -> int:
+        if self.errors:
+            return 2
+        return 0 if all(d["status"] == "completed" for d in self.documents) else 1
+
+
+async def run_pdfs(
+    stack: LocalStack,
+    pdfs: list[Path],
+    *,
+    out_dir: Path,
+    engine: str,
+    chunk_pages: int | None,
+    workers: int,
+    matter_id: UUID | None,
+    show_progress: bool,
+) -> RunReport:
+    report = RunReport()
+    matter = await cli_matter(stack, matter_id)
+    started: list[tuple[Path, StartedDocument, float]] = []
+    for pdf in pdfs:
+        t0 = time.perf_counter()
+        try:
+            doc = await start_document(
+                stack.service,
+                stack.store,
+                stack.queue,
+                pdf,
+                matter_id=matter,
+                engine=engine,
+                chunk_pages=chunk_pages,
+                workers=workers,
+            )
+        except InvalidInputError as exc:
+            report.errors.append(f"{pdf}: {exc}")
+            print(f"chunk-ocr: {pdf}: {exc}", file=sys.stderr)
+            continue
+        for warning in doc.info.warnings:
+            print(f"chunk-ocr: {pdf}: warning: {warning}", file=sys.stderr)
+        started.append((pdf, doc, t0))
+    if not started:
+        return report
+
+    env = {**stack.worker_env(), "OCR_ENGINE": engine}
+    processes = WorkerProcesses.start(workers, env)
+    try:
+        finished = await _wait(stack, [s for _, s, _ in started], processes, show_progress)
+    finally:
+        await asyncio.to_thread(processes.stop, grace_seconds=stack.settings.worker_grace_seconds)
+
+    await asyncio.to_thread(out_dir.mkdir, parents=True, exist_ok=True)
+    for pdf, doc, t0 in started:
+        document = finished[doc.document.id]
+        seconds = time.perf_counter() - t0
+        entry: dict[str, Any] = {
+            "file": str(pdf),
+            "document_id": str(document.id),
+            "status": document.ocr_status.value,
+            "pages": document.page_count,
+            "chunks": len(doc.chunks),
+            "seconds": round(seconds, 3),
+            "pages_per_second": round(document.page_count / seconds, 3) if seconds else None,
+        }
+        if document.ocr_status is DocumentStatus.COMPLETED:
+            merged = await _merged(stack, document)
+            txt, js = out_dir / f"{pdf.stem}.txt", out_dir / f"{pdf.stem}.json"
+            await asyncio.to_thread(txt.write_text, merged.text(), encoding="utf-8")
+            await asyncio.to_thread(js.write_bytes, merged.to_bytes())
+            entry |= {
+                "mean_confidence": merged.mean_confidence,
+                "low_confidence_pages": list(merged.low_confidence_pages),
+                "text_path": str(txt),
+                "json_path": str(js),
+            }
+        else:
+            entry["error"] = document.error_message
+            print(f"chunk-ocr: {pdf}: OCR failed: {document.error_message}", file=sys.stderr)
+        report.documents.append(entry)
+    return report
+
+
+async def _merged(stack: LocalStack, document: Document) -> MergedResult:
+    assert document.result_storage_path and document.result_checksum
+    data = await get_verified(stack.store, document.result_storage_path, document.result_checksum)
+    return MergedResult.model_validate_json(data)
+
+
+async def _wait(
+    stack: LocalStack, docs: list[StartedDocument], processes: WorkerProcesses, show_progress: bool
+) -> dict[UUID, Document]:
+    """Poll until every document is completed or failed, drawing a progress bar on a terminal."""
+    total_pages = sum(d.document.page_count for d in docs)
+    total_chunks = sum(len(d.chunks) for d in docs)
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("pages  {task.fields[chunks]} chunks"),
+        TimeElapsedColumn(),
+        disable=not show_progress,
+        transient=False,
+    )
+    finished: dict[UUID, Document] = {}
+    with progress:
+        task = progress.add_task("OCR", total=total_pages, chunks=f"0/{total_chunks}")
+        while len(finished) < len(docs):
+            pages = chunks = 0
+            for d in docs:
+                doc_id = d.document.id
+                if doc_id not in finished:
+                    document = await stack.service.get_document(doc_id)
+                    if document.ocr_status in (DocumentStatus.COMPLETED, DocumentStatus.FAILED):
+                        finished[doc_id] = document
+                p = await stack.service.get_chunk_progress(doc_id)
+                pages += p.pages_completed
+                chunks += p.completed
+            progress.update(task, completed=pages, chunks=f"{chunks}/{total_chunks}")
+            if processes.alive() == 0 and len(finished) < len(docs):
+                raise OCRError("every worker process exited before the documents finished")
+            if len(finished) < len(docs):
+                await asyncio.sleep(0.2)
+    return finished
+
+
+def print_report(report: RunReport, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"documents": report.documents, "errors": report.errors}, indent=2))
+        return
+    for d in report.documents:
+        if d["status"] == "completed":
+            low = d["low_confidence_pages"]
+            print(
+                f"{d['file']}: {d['pages']} pages in {d['chunks']} chunks, {d['seconds']:.1f} s "
+                f"({d['pages_per_second']:.2f} pages/s), mean confidence {d['mean_confidence']:.2f}"
+                + (f", {len(low)} low-confidence pages" if low else "")
+                + f" -> {d['text_path']}"
+            )

@@ -1,0 +1,50 @@
+"""The periodic sweep: recover dead workers' chunks and re-enqueue what Redis may have lost.
+
+Safe to run on every worker at once: each SQL function skips rows another
+sweeper holds, and job ids make every enqueue idempotent.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from app.core.logging import get_logger
+from app.services.ocr_chunk_service import OCRChunkService
+from app.services.queue import JobQueue
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepReport:
+    stale: int
+    retried: int
+    enqueued: int
+    finalize_enqueued: int
+
+
+async def sweep(service: OCRChunkService, queue: JobQueue, *, limit: int = 1000) -> SweepReport:
+    started = time.perf_counter()
+    stale = await service.sweep_stale_chunks()  # processing, heartbeat too old -> failed (worker_timeout)
+    retried = await service.retry_failed_chunks()  # retryable failed -> pending (now, or after backoff)
+    enqueued = 0
+    for chunk in await service.get_due_pending_chunks(limit):  # the queue may have lost their jobs
+        enqueued += await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1)
+    # retried chunks that are not due yet: a deferred job, so they start on time
+    for chunk in retried:
+        await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1, defer_until=chunk.next_attempt_at)
+    finalize = 0
+    for document in await service.get_documents_ready_to_merge():
+        finalize += await queue.enqueue_finalize(document.id)
+    report = SweepReport(len(stale), len(retried), enqueued, finalize)
+    if stale or retried or enqueued or finalize:
+        log.info(
+            "sweep",
+            stale=report.stale,
+            retried=report.retried,
+            enqueued=report.enqueued,
+            finalize_enqueued=report.finalize_enqueued,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+    return report

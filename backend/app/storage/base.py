@@ -1,0 +1,40 @@
+"""The blob store port: put bytes, get bytes, always with SHA-256.
+
+Implementations: ``LocalBlobStore`` (a directory) and ``SupabaseBlobStore``
+(Supabase Storage). Every method raises ``app.storage.errors`` exceptions only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from app.storage.checksums import verify
+
+
+@dataclass(frozen=True, slots=True)
+class StoredObject:
+    path: str
+    sha256: str
+    size: int
+
+
+class BlobStore(Protocol):
+    async def put(self, path: str, data: bytes, content_type: str) -> StoredObject:
+        """Store data at path (overwriting), returning the SHA-256 of the exact bytes stored."""
+        ...
+
+    async def get(self, path: str) -> bytes:
+        """The bytes at path; ObjectNotFoundError if there are none."""
+        ...
+
+    async def exists(self, path: str) -> bool: ...
+
+    async def delete(self, path: str) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+async def get_verified(store: BlobStore, path: str, expected_sha256: str) -> bytes:
+    """Download and verify: ChecksumMismatchError unless the bytes hash to expected_sha256."""
+    return verify(await store.get(path), expected_sha256, path=path)

@@ -1,0 +1,62 @@
+"""Blob store on a local directory (the default for laptops and tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from app.storage.base import StoredObject
+from app.storage.checksums import sha256_hex
+from app.storage.errors import ObjectNotFoundError, StorageError, StoragePermanentError
+
+
+class LocalBlobStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    def _resolve(self, path: str) -> Path:
+        relative = PurePosixPath(path)
+        if not path or relative.is_absolute() or ".." in relative.parts:
+            raise StoragePermanentError(f"invalid object path {path!r}", path=path)
+        return self.root.joinpath(*relative.parts)
+
+    async def put(self, path: str, data: bytes, content_type: str) -> StoredObject:
+        target = self._resolve(path)
+        await asyncio.to_thread(_write_atomically, target, data)
+        return StoredObject(path=path, sha256=sha256_hex(data), size=len(data))
+
+    async def get(self, path: str) -> bytes:
+        target = self._resolve(path)
+        try:
+            return await asyncio.to_thread(target.read_bytes)
+        except FileNotFoundError:
+            raise ObjectNotFoundError(f"no object at {path}", path=path) from None
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {exc.strerror}", path=path) from exc
+
+    async def exists(self, path: str) -> bool:
+        return self._resolve(path).is_file()
+
+    async def delete(self, path: str) -> None:
+        self._resolve(path).unlink(missing_ok=True)
+
+    async def close(self) -> None:
+        return None
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    """Write to a temporary file beside the target and rename: readers never see half an object."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise StorageError(f"cannot write {target.name}: {exc.strerror}") from exc
