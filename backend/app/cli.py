@@ -136,8 +136,9 @@ async def _status(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     print(
         f"{document.filename}: {document.ocr_status.value}, "
-        f"{progress.pages_completed}/{progress.pages_total} pages ({progress.percent:.1f}%), chunks: {progress.completed} completed, {progress.processing} "
-        f"processing, {progress.pending} pending, {progress.failed} failed"
+        f"{progress.pages_completed}/{progress.pages_total} pages ({progress.percent:.1f}%), "
+        f"chunks: {progress.completed} completed, {progress.processing} processing, "
+        f"{progress.pending} pending, {progress.failed} failed"
     )
     for chunk in failed:
         print(

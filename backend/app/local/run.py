@@ -110,7 +110,8 @@ async def run_pdfs(
 
 
 async def _merged(stack: LocalStack, document: Document) -> MergedResult:
-    assert document.result_storage_path and document.result_checksum
+    assert document.result_storage_path is not None
+    assert document.result_checksum is not None
     data = await get_verified(stack.store, document.result_storage_path, document.result_checksum)
     return MergedResult.model_validate_json(data)
 
