@@ -18,11 +18,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from arq import create_pool
+from arq.connections import ArqRedis
 
 from app.core.config import Settings, load_settings
 from app.db.migrations import migrate
 from app.db.postgres import PostgresChunkRepository
 from app.services.ocr_chunk_service import OCRChunkService
+from app.services.queue import redis_settings
 
 TEST_DATA_DIR = Path(
     os.environ.get("CHUNK_OCR_TEST_DATA_DIR", Path(tempfile.gettempdir()) / "chunk-ocr-tests")
@@ -100,3 +103,24 @@ async def repository(pool: asyncpg.Pool) -> PostgresChunkRepository:
 @pytest.fixture
 async def service(repository: PostgresChunkRepository, settings: Settings) -> OCRChunkService:
     return OCRChunkService(repository, settings)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A Redis the tests may flush: REDIS_URL (its database is emptied) or an embedded one."""
+    if url := os.environ.get("REDIS_URL"):
+        yield url
+        return
+    from app.embedded import start_redis
+
+    server = start_redis(TEST_DATA_DIR / f"redis-{os.getpid()}")
+    yield server.url
+    server.server.shutdown()
+
+
+@pytest.fixture
+async def arq_redis(redis_url: str) -> AsyncIterator[ArqRedis]:
+    redis = await create_pool(redis_settings(redis_url))
+    await redis.flushdb()
+    yield redis
+    await redis.aclose()
