@@ -38,7 +38,7 @@ class PageText(_Frozen):
 
 
 class ChunkResult(_Frozen):
-    schema_version: Literal[1] = RESULT_SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     document_id: UUID
     chunk_index: int
     page_start: int
@@ -63,7 +63,7 @@ class MergedChunk(_Frozen):
 
 
 class MergedResult(_Frozen):
-    schema_version: Literal[1] = RESULT_SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     document_id: UUID
     filename: str
     page_count: int

@@ -1,0 +1,70 @@
+"""Helpers for end-to-end tests: the real `chunk-ocr` command and `chunk-ocr worker` processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+T = TypeVar("T")
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def cli_env(database_url: str, redis_url: str, tmp_path: Path) -> dict[str, str]:
+    """Environment pointing the command at this session's database, the test Redis and tmp storage."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "LOCAL_STORAGE_DIR": str(tmp_path / "storage"),
+        "LOG_LEVEL": "INFO",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=timeout, check=False,
+    )
+
+
+@pytest.fixture
+def start_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """Start `chunk-ocr worker` processes; whatever is still running at the end is killed."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(env: dict[str, str], name: str = "worker") -> subprocess.Popen[bytes]:
+        log = (tmp_path / f"{name}.log").open("wb")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "worker"],
+            env=env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+async def wait_for(
+    predicate: Callable[[], Awaitable[T | None]], timeout: float, what: str, interval: float = 0.05
+) -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := await predicate():
+            return value
+        await asyncio.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
