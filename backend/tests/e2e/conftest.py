@@ -34,7 +34,12 @@ def cli_env(database_url: str, redis_url: str, tmp_path: Path) -> dict[str, str]
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "app.cli", *args],
-        capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=timeout, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -47,7 +52,11 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[byte
         log = (tmp_path / f"{name}.log").open("wb")
         process = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "worker"],
-            env=env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env=env,
+            cwd=REPO_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         started.append(process)
         return process

@@ -44,7 +44,9 @@ async def processing_by_someone(pool: asyncpg.Pool, document_id: UUID) -> asyncp
 
 
 async def document_status(pool: asyncpg.Pool, document_id: UUID, status: str) -> bool:
-    return bool(await pool.fetchval("select ocr_status = $2 from documents where id = $1", document_id, status))
+    return bool(
+        await pool.fetchval("select ocr_status = $2 from documents where id = $1", document_id, status)
+    )
 
 
 @pytest.mark.timeout(240)

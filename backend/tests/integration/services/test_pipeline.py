@@ -24,8 +24,14 @@ from tests.integration.services.conftest import burst_worker
 
 async def start(runtime: Runtime, arq_redis: ArqRedis, pdf: Path, matter_id: UUID, chunk_pages: int = 5):  # type: ignore[no-untyped-def]
     return await start_document(
-        runtime.service, runtime.store, ArqJobQueue(arq_redis), pdf,
-        matter_id=matter_id, engine="text-layer", chunk_pages=chunk_pages, workers=2,
+        runtime.service,
+        runtime.store,
+        ArqJobQueue(arq_redis),
+        pdf,
+        matter_id=matter_id,
+        engine="text-layer",
+        chunk_pages=chunk_pages,
+        workers=2,
     )
 
 
@@ -43,7 +49,6 @@ async def test_document_through_arq_workers(
 
     worker = burst_worker(arq_redis, runtime)
     await worker.main()
-    await worker.close()
     assert worker.jobs_complete == 4  # three chunks, then the finalize the last one enqueued
     assert worker.jobs_failed == 0
 
@@ -67,7 +72,9 @@ async def test_document_through_arq_workers(
         assert chunk.result_checksum is not None
         stored = await runtime.store.get(chunk.result_storage_path)
         assert sha256_hex(stored) == chunk.result_checksum
-        assert chunk.result_storage_path.endswith(f"{chunk.chunk_index:05d}-{chunk.result_checksum[:16]}.json")
+        assert chunk.result_storage_path.endswith(
+            f"{chunk.chunk_index:05d}-{chunk.result_checksum[:16]}.json"
+        )
 
 
 async def test_duplicate_delivery_is_a_logged_no_op(
@@ -125,16 +132,24 @@ async def test_recorded_result_is_reused_without_ocr(
     assert claimed is not None
     result = await runtime.processor.recognize(claimed)
     data = result.to_bytes()
-    stored = await runtime.store.put(f"{chunk.matter_id}/{chunk.document_id}/chunks/x.json", data, "application/json")
+    stored = await runtime.store.put(
+        f"{chunk.matter_id}/{chunk.document_id}/chunks/x.json", data, "application/json"
+    )
     await runtime.service.record_chunk_result(claimed.lease, stored.path, stored.sha256)
     # ... and here the worker died: its heartbeat ages past the threshold
-    await pool.execute("update document_ocr_chunks set heartbeat_at = now() - interval '1 hour' where id = $1", chunk.id)
+    await pool.execute(
+        "update document_ocr_chunks set heartbeat_at = now() - interval '1 hour' where id = $1", chunk.id
+    )
     report = await sweep(runtime.service, ArqJobQueue(arq_redis))
     assert (report.stale, report.retried) == (1, 1)
 
     assert await runtime.processor.process(str(chunk.id)) is ChunkOutcome.REUSED
     done = await runtime.service.get_chunk(chunk.id)
-    assert (done.status, done.attempt_count, done.result_checksum) == (ChunkStatus.COMPLETED, 2, stored.sha256)
+    assert (done.status, done.attempt_count, done.result_checksum) == (
+        ChunkStatus.COMPLETED,
+        2,
+        stored.sha256,
+    )
 
 
 async def test_reconciler_re_enqueues_after_redis_lost_everything(
@@ -150,7 +165,6 @@ async def test_reconciler_re_enqueues_after_redis_lost_everything(
     assert (await sweep(runtime.service, ArqJobQueue(arq_redis))).enqueued == 0  # idempotent: same job ids
     worker = burst_worker(arq_redis, runtime)
     await worker.main()
-    await worker.close()
     document = await runtime.service.get_document(started.document.id)
     assert document.ocr_status is DocumentStatus.COMPLETED
     assert len(texts) == document.page_count

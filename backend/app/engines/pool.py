@@ -1,0 +1,36 @@
+"""The OCR process pool: CPU-bound OCR off the event loop, one process per core.
+
+PDFium is not thread-safe and tesseract is CPU-bound, so OCR runs in
+separate processes. They ignore SIGINT and SIGTERM: stopping is the worker's
+decision (it waits out its grace period, then exits and the pool with it).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from concurrent.futures import ProcessPoolExecutor
+
+from app.engines.base import PageResult
+from app.engines.registry import get_engine
+
+
+def _ignore_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def make_ocr_pool(processes: int | None = None) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(
+        max_workers=processes or os.cpu_count() or 1,
+        # forkserver: children do not inherit the event loop, sockets or locks of the worker
+        mp_context=multiprocessing.get_context("forkserver"),
+        initializer=_ignore_signals,
+    )
+
+
+def recognize_in_process(engine_name: str, pdf_bytes: bytes, first_page: int) -> tuple[list[PageResult], str]:
+    """Run inside a pool process: the pages of one chunk and the engine's version."""
+    engine = get_engine(engine_name)
+    return engine.recognize(pdf_bytes, first_page), engine.version()

@@ -1,0 +1,67 @@
+"""Engines by name; each process builds an engine once and keeps it."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from functools import cache
+
+from app.engines.base import OcrEngine
+from app.engines.errors import EngineUnavailableError, UnknownEngineError
+
+
+def _text_layer() -> OcrEngine:
+    from app.engines.text_layer import TextLayerEngine
+
+    return TextLayerEngine()
+
+
+def _tesseract() -> OcrEngine:
+    from app.engines.tesseract import TesseractEngine
+
+    return TesseractEngine()
+
+
+def _auto() -> OcrEngine:
+    from app.engines.auto import AutoEngine
+
+    return AutoEngine()
+
+
+def _null() -> OcrEngine:
+    from app.engines.null import NullEngine
+
+    return NullEngine()
+
+
+def _google_vision() -> OcrEngine:
+    try:
+        module = importlib.import_module("app.engines.google_vision")
+    except ImportError:
+        raise EngineUnavailableError("the google-vision engine is not part of this build") from None
+    engine: OcrEngine = module.GoogleVisionEngine()
+    return engine
+
+
+_FACTORIES: dict[str, Callable[[], OcrEngine]] = {
+    "auto": _auto,
+    "tesseract": _tesseract,
+    "text-layer": _text_layer,
+    "null": _null,
+    "google-vision": _google_vision,
+}
+
+
+def available_engines() -> tuple[str, ...]:
+    return tuple(_FACTORIES)
+
+
+@cache
+def get_engine(name: str) -> OcrEngine:
+    try:
+        factory = _FACTORIES[name]
+    except KeyError:
+        raise UnknownEngineError(
+            f"unknown OCR engine {name!r}; choose one of {', '.join(available_engines())}"
+        ) from None
+    return factory()

@@ -1,0 +1,28 @@
+"""The PDF's own text, exact and instant where the PDF has one."""
+
+from __future__ import annotations
+
+import pypdfium2 as pdfium
+
+from app.engines._pages import load_page, open_pdf, page_text
+from app.engines.base import PageResult
+
+
+class TextLayerEngine:
+    name = "text-layer"
+
+    def version(self) -> str:
+        return f"pdfium {pdfium.PDFIUM_INFO.build}"
+
+    def recognize(self, pdf_bytes: bytes, first_page_number: int) -> list[PageResult]:
+        results = []
+        with open_pdf(pdf_bytes) as document:
+            for index in range(len(document)):
+                number = first_page_number + index
+                page = load_page(document, index, number)
+                try:
+                    text = page_text(page)
+                finally:
+                    page.close()
+                results.append(PageResult(number, text, 1.0, "text-layer"))
+        return results

@@ -1,0 +1,33 @@
+"""Bad PDFs: one error class per kind, each with a stable code and a one-line message."""
+
+from __future__ import annotations
+
+from app.core.errors import InvalidInputError
+
+
+class PdfError(InvalidInputError):
+    code = "invalid_pdf"
+
+
+class PdfNotFoundError(PdfError):
+    code = "file_not_found"
+
+
+class EmptyFileError(PdfError):
+    code = "empty_file"
+
+
+class NotAPdfError(PdfError):
+    code = "not_a_pdf"
+
+
+class EncryptedPdfError(PdfError):
+    code = "encrypted_pdf"
+
+
+class NoPagesError(PdfError):
+    code = "no_pages"
+
+
+class DamagedPdfError(PdfError):
+    code = "damaged_pdf"

@@ -1,0 +1,202 @@
+"""Sample PDFs the project makes itself, for the demo, tests and benchmarks.
+
+Scans are real English prose drawn with a TrueType font onto 300 DPI
+letter-size pages and stored as images only (no text layer); born-digital
+pages are reportlab text. Every generator returns the text of each page, so
+OCR output can be scored against it.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import textwrap
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+from app.core.errors import ConfigurationError
+
+SENTENCES = (
+    "The committee met on a wet Tuesday morning to review the harbour accounts.",
+    "Most of the ledgers had been kept by hand until the old clerk retired last spring.",
+    "A careful reader will notice that the totals for March do not match the summary.",
+    "The difference was traced to a shipment of timber that arrived two days late.",
+    "Nobody disputed the facts, although several members questioned the delay.",
+    "The report recommends that every invoice be scanned on the day it is received.",
+    "Our lawyers asked for copies of the correspondence with the insurance company.",
+    "The warehouse roof was repaired in August at a cost of eleven thousand pounds.",
+    "During the winter the ferry ran twice a day, weather permitting.",
+    "The town council agreed to extend the lease for another five years.",
+    "A short walk along the river brings you to the mill and the old stone bridge.",
+    "She wrote the letter in pencil and signed it with her full name.",
+    "The inspector found no evidence of damage to the northern wall.",
+    "Payment is due within thirty days of the date shown on the statement.",
+    "Witnesses described a grey van parked outside the office that evening.",
+    "The library keeps the original maps in a locked cabinet on the second floor.",
+    "Each tenant is responsible for clearing snow from the path in front of the house.",
+    "The contract was signed in duplicate and one copy was sent by registered post.",
+    "He remembered the smell of bread from the bakery at the corner of the square.",
+    "The meeting closed at half past four with a vote of thanks to the chairman.",
+    "Records from the previous decade were moved to the county archive.",
+    "The engineer recommended replacing the pumps before the summer season.",
+    "A receipt must be attached to every claim for travel expenses.",
+    "The farm has belonged to the same family for more than a hundred years.",
+    "Our auditors will visit the branch offices during the first week of May.",
+    "The museum reopened after the floods with a new exhibition of local pottery.",
+    "Please return the signed form together with a copy of your passport.",
+    "The garden is planted with roses, lavender and a row of young apple trees.",
+    "Traffic on the coast road was slow because of repairs near the lighthouse.",
+    "The board approved the budget subject to a review of the staffing costs.",
+    "A new school will be built on the field behind the church.",
+    "The captain logged the position of the vessel every hour during the storm.",
+    "Tickets for the concert may be collected from the box office after noon.",
+    "The survey shows that most residents would welcome a weekly market.",
+    "All visitors must sign the book at the front desk and wear a badge.",
+    "The tenant reported a leak under the kitchen sink on the fourth of June.",
+    "Heavy rain in the hills caused the stream to overflow its banks.",
+    "The minutes of the last meeting were read and approved without changes.",
+    "An independent valuation put the property at slightly less than expected.",
+    "The bakery opens at seven and closes when the last loaf is sold.",
+)
+
+FONT_CANDIDATES = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSerif-Regular.ttf",
+)
+DPI = 300
+PAGE_INCHES = (8.5, 11)
+
+
+def page_text(page_index: int, seed: int, sentences: int = 14) -> str:
+    """Deterministic prose for one page: a few paragraphs of sentences from the bank."""
+    rng = random.Random(seed * 100_003 + page_index)
+    chosen = [rng.choice(SENTENCES) for _ in range(sentences)]
+    paragraphs = [" ".join(chosen[i : i + 4]) for i in range(0, len(chosen), 4)]
+    return "\n\n".join(paragraphs)
+
+
+def _font(points: float) -> ImageFont.FreeTypeFont:
+    for candidate in FONT_CANDIDATES:
+        if Path(candidate).is_file():
+            return ImageFont.truetype(candidate, size=round(points * DPI / 72))
+    raise ConfigurationError("no TrueType font found; install fonts-dejavu-core")
+
+
+def render_scan(text: str, *, points: float = 11.5) -> Image.Image:
+    """A 300 DPI grayscale page with text laid out in a 6.5-inch column."""
+    width, height = (round(x * DPI) for x in PAGE_INCHES)
+    image = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(image)
+    font = _font(points)
+    line_height = round(points * 1.45 * DPI / 72)
+    y = DPI  # one-inch top margin
+    for paragraph in text.split("\n\n"):
+        for line in textwrap.wrap(paragraph, width=78):
+            draw.text((DPI, y), line, font=font, fill=0)
+            y += line_height
+        y += line_height // 2
+    return image
+
+
+def _wrapped(text: str) -> str:
+    """The text as laid out on the page (line breaks where the renderer wrapped)."""
+    return "\n\n".join("\n".join(textwrap.wrap(p, width=78)) for p in text.split("\n\n"))
+
+
+def make_scanned_pdf(path: Path, pages: int, seed: int = 0) -> list[str]:
+    """An image-only PDF of `pages` prose pages at 300 DPI; returns each page's text."""
+    texts = [page_text(i, seed) for i in range(pages)]
+    images = (render_scan(t) for t in texts)
+    first = next(images)
+    first.save(path, "PDF", resolution=DPI, save_all=True, append_images=images)
+    return [_wrapped(t) for t in texts]
+
+
+def make_born_digital_pdf(path: Path, pages: int, seed: int = 0, *, blank: bool = False) -> list[str]:
+    """A text PDF (reportlab); with blank=True, pages with nothing on them."""
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path), pagesize=letter, pageCompression=1)
+    texts = []
+    for i in range(pages):
+        text = "" if blank else _wrapped(page_text(i, seed, sentences=8))
+        lines = pdf.beginText(72, 720)
+        lines.setFont("Helvetica", 11)
+        for line in text.split("\n"):
+            lines.textLine(line)
+        if text:
+            pdf.drawText(lines)
+        pdf.showPage()
+        texts.append(text)
+    pdf.save()
+    return texts
+
+
+def make_mixed_pdf(path: Path, kinds: str, seed: int = 0) -> list[str]:
+    """Pages by kind, one letter each: 'd' born-digital, 's' scanned. E.g. 'dsd'."""
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    texts = []
+    for i, kind in enumerate(kinds):
+        single = io.BytesIO()
+        if kind == "d":
+            tmp = path.with_suffix(f".part{i}.pdf")
+            texts += make_born_digital_pdf(tmp, 1, seed * 1000 + i)
+            single.write(tmp.read_bytes())
+            tmp.unlink()
+        elif kind == "s":
+            text = page_text(i, seed)
+            render_scan(text).save(single, "PDF", resolution=DPI)
+            texts.append(_wrapped(text))
+        else:
+            raise ValueError(f"page kind must be 'd' or 's', not {kind!r}")
+        writer.append(PdfReader(io.BytesIO(single.getvalue())))
+    with path.open("wb") as handle:
+        writer.write(handle)
+    return texts
+
+
+def make_encrypted_pdf(path: Path, password: str = "secret") -> None:
+    from pypdf import PdfWriter
+
+    source = path.with_suffix(".plain.pdf")
+    make_born_digital_pdf(source, 1)
+    writer = PdfWriter(clone_from=str(source))
+    writer.encrypt(user_password=password, owner_password=password + "-owner")
+    with path.open("wb") as handle:
+        writer.write(handle)
+    source.unlink()
+
+
+def make_zero_page_pdf(path: Path) -> None:
+    """A syntactically valid PDF whose page tree is empty."""
+    from pypdf import PdfWriter
+
+    with path.open("wb") as handle:
+        PdfWriter().write(handle)
+
+
+def make_truncated_pdf(path: Path, pages: int, keep: float = 0.6, seed: int = 0) -> list[str]:
+    """A born-digital PDF cut short (as an interrupted download is)."""
+    texts = make_born_digital_pdf(path, pages, seed)
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+    return texts
+
+
+def cer(reference: str, hypothesis: str) -> float:
+    """Character error rate: edit distance over reference length, whitespace runs collapsed."""
+    ref, hyp = " ".join(reference.split()), " ".join(hypothesis.split())
+    if not ref:
+        return 0.0 if not hyp else 1.0
+    previous = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        current = [i]
+        for j, h in enumerate(hyp, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
+        previous = current
+    return previous[-1] / len(ref)
