@@ -374,8 +374,12 @@ begin
 end;
 $$;
 
--- Pending rows that are due, oldest first: what the reconciler re-enqueues.
-create or replace function public.ocr_due_pending_chunks(p_limit integer default 1000)
+-- Pending rows due at least p_overdue_seconds ago, oldest first: what the
+-- reconciler re-enqueues.
+create or replace function public.ocr_due_pending_chunks(
+    p_limit integer default 1000,
+    p_overdue_seconds double precision default 0
+)
 returns setof public.document_ocr_chunks
 language sql
 stable
@@ -384,7 +388,7 @@ as $$
     select *
       from public.document_ocr_chunks
      where status = 'pending'
-       and next_attempt_at <= now()
+       and next_attempt_at <= now() - make_interval(secs => p_overdue_seconds)
      order by next_attempt_at, created_at, chunk_index
      limit p_limit;
 $$;

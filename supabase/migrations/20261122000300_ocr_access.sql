@@ -80,7 +80,7 @@ revoke execute on function
     public.ocr_detect_stale_chunks(double precision),
     public.ocr_sweep_stale_chunks(double precision, uuid),
     public.ocr_retry_failed_chunks(uuid, double precision, double precision, boolean),
-    public.ocr_due_pending_chunks(integer),
+    public.ocr_due_pending_chunks(integer, double precision),
     public.ocr_documents_ready_to_merge(integer),
     public.ocr_backoff_seconds(integer, double precision, double precision),
     public.ocr_chunk_progress(uuid)
@@ -97,7 +97,7 @@ grant execute on function
     public.ocr_detect_stale_chunks(double precision),
     public.ocr_sweep_stale_chunks(double precision, uuid),
     public.ocr_retry_failed_chunks(uuid, double precision, double precision, boolean),
-    public.ocr_due_pending_chunks(integer),
+    public.ocr_due_pending_chunks(integer, double precision),
     public.ocr_documents_ready_to_merge(integer),
     public.ocr_backoff_seconds(integer, double precision, double precision),
     public.ocr_chunk_progress(uuid)

@@ -370,8 +370,10 @@ class PostgresChunkRepository:
             force,
         )
 
-    async def due_pending(self, limit: int) -> list[DocumentOCRChunk]:
-        return await self._chunks("select * from public.ocr_due_pending_chunks($1)", limit)
+    async def due_pending(self, limit: int, overdue_seconds: float = 0) -> list[DocumentOCRChunk]:
+        return await self._chunks(
+            "select * from public.ocr_due_pending_chunks($1, $2)", limit, overdue_seconds
+        )
 
     async def progress(self, document_id: UUID) -> ChunkProgress:
         async with self._translated():

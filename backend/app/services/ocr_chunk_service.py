@@ -376,8 +376,11 @@ class OCRChunkService:
             )
         return retried
 
-    async def get_due_pending_chunks(self, limit: int = 1000) -> list[DocumentOCRChunk]:
-        return await self.repository.due_pending(limit)
+    async def get_due_pending_chunks(
+        self, limit: int = 1000, *, overdue_seconds: float = 0
+    ) -> list[DocumentOCRChunk]:
+        """Pending chunks due (by database time) at least overdue_seconds ago, oldest first."""
+        return await self.repository.due_pending(limit, overdue_seconds)
 
 
 def _lease_lost(lease: ChunkLease) -> LeaseLostError:

@@ -14,6 +14,7 @@ from typing import Protocol
 from uuid import UUID
 
 from arq.connections import ArqRedis, RedisSettings
+from arq.constants import in_progress_key_prefix
 from redis import exceptions as redis_errors
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -43,6 +44,12 @@ class JobQueue(Protocol):
 
     async def enqueue_finalize(self, document_id: UUID) -> bool: ...
 
+    async def rescue_chunk(self, chunk_id: UUID, attempt: int, generation: int) -> bool:
+        """Enqueue again a chunk whose job a dead worker took before it could claim the chunk."""
+        ...
+
+    async def rescue_finalize(self, document_id: UUID, generation: int) -> bool: ...
+
 
 class ArqJobQueue:
     def __init__(self, redis: ArqRedis) -> None:
@@ -56,6 +63,31 @@ class ArqJobQueue:
             _queue_name=QUEUE_NAME,
             _defer_until=defer_until,
         )
+        return job is not None
+
+    async def rescue_chunk(self, chunk_id: UUID, attempt: int, generation: int) -> bool:
+        """arq marks a job in progress when a worker takes it and only frees the id when the
+        in-progress key expires (the job timeout + 10 s, an hour here). If that worker died
+        before claiming the chunk, the row stays pending behind an id nobody will run. When the
+        id is in progress but not queued, enqueue the same attempt under a rescue id; should the
+        first worker be alive after all, one of the two deliveries finds nothing to claim.
+        """
+        return await self._rescue(PROCESS_CHUNK_JOB, chunk_job_id(chunk_id, attempt), chunk_id, generation)
+
+    async def rescue_finalize(self, document_id: UUID, generation: int) -> bool:
+        """The same for a finalize job (finalize is idempotent, so a duplicate is harmless)."""
+        return await self._rescue(
+            FINALIZE_DOCUMENT_JOB, finalize_job_id(document_id), document_id, generation
+        )
+
+    async def _rescue(self, function: str, job_id: str, target: UUID, generation: int) -> bool:
+        # arq leaves a running job in the queue's sorted set until it ends, so "in progress"
+        # must be asked first; "queued and not in progress" is a job that will still run.
+        if await self.redis.exists(in_progress_key_prefix + job_id):
+            job_id = f"{job_id}:rescue-{generation}"  # held by a worker that is gone
+        elif await self.redis.zscore(QUEUE_NAME, job_id) is not None:
+            return False
+        job = await self.redis.enqueue_job(function, str(target), _job_id=job_id, _queue_name=QUEUE_NAME)
         return job is not None
 
     async def enqueue_finalize(self, document_id: UUID) -> bool:

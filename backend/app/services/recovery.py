@@ -31,12 +31,18 @@ async def sweep(service: OCRChunkService, queue: JobQueue, *, limit: int = 1000)
     enqueued = 0
     for chunk in await service.get_due_pending_chunks(limit):  # the queue may have lost their jobs
         enqueued += await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1)
+    # Due for longer than a live worker could take to claim them: their job may sit with a dead
+    # worker. Rescue ids change once per threshold period, so a chunk is rescued at most that often.
+    threshold = service.settings.stale_chunk_threshold_seconds
+    generation = int(time.time() // threshold)
+    for chunk in await service.get_due_pending_chunks(limit, overdue_seconds=threshold):
+        enqueued += await queue.rescue_chunk(chunk.id, chunk.attempt_count + 1, generation)
     # retried chunks that are not due yet: a deferred job, so they start on time
     for chunk in retried:
         await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1, defer_until=chunk.next_attempt_at)
     finalize = 0
     for document in await service.get_documents_ready_to_merge():
-        finalize += await queue.enqueue_finalize(document.id)
+        finalize += await queue.rescue_finalize(document.id, generation)
     report = SweepReport(len(stale), len(retried), enqueued, finalize)
     if stale or retried or enqueued or finalize:
         log.info(

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
 import pytest
 
@@ -19,8 +19,9 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-def cli_env(database_url: str, redis_url: str, tmp_path: Path) -> dict[str, str]:
-    """Environment pointing the command at this session's database, the test Redis and tmp storage."""
+def cli_env(database_url: str, redis_url: str, arq_redis: object, tmp_path: Path) -> dict[str, str]:
+    """Environment pointing the command at this session's database, the test Redis (flushed by
+    arq_redis) and tmp storage."""
     return {
         **os.environ,
         "DATABASE_URL": database_url,
@@ -47,9 +48,11 @@ def run_cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subpr
 def start_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """Start `chunk-ocr worker` processes; whatever is still running at the end is killed."""
     started: list[subprocess.Popen[bytes]] = []
+    logs: list[IO[bytes]] = []
 
     def start(env: dict[str, str], name: str = "worker") -> subprocess.Popen[bytes]:
         log = (tmp_path / f"{name}.log").open("wb")
+        logs.append(log)
         process = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "worker"],
             env=env,
@@ -66,6 +69,8 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[byte
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+    for log in logs:
+        log.close()
 
 
 async def wait_for(
