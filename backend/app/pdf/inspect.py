@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,9 @@ from app.pdf.errors import (
     NotAPdfError,
     PdfNotFoundError,
 )
+
+# We report damage ourselves, in one line; pypdf's own log lines would only repeat it.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 _HEADER_WINDOW = 1024  # the PDF header may follow some junk; readers accept it within the first 1 KiB
 _TAIL_WINDOW = 2048
@@ -60,8 +64,13 @@ def _page_count(path: Path) -> int:
         try:
             document = pdfium.PdfDocument(path)
         except pdfium.PdfiumError as exc:
-            if exc.err_code in (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY):
+            # PDFium's error code is process-wide and stale after some failures (an empty page
+            # tree reports the previous file's error), so pypdf gives the second opinion.
+            encrypted, declared = _second_opinion(path)
+            if encrypted or exc.err_code == pdfium_c.FPDF_ERR_PASSWORD and declared is None:
                 raise EncryptedPdfError("the PDF is encrypted; decrypt it first") from None
+            if declared == 0:
+                raise NoPagesError("the PDF has no pages") from None
             raise DamagedPdfError("the PDF is damaged beyond repair (PDFium cannot read it)") from None
         try:
             count = len(document)
@@ -72,16 +81,23 @@ def _page_count(path: Path) -> int:
     return count
 
 
+def _second_opinion(path: Path) -> tuple[bool, int | None]:
+    """(encrypted, declared page count or None) as pypdf reads the file."""
+    from pypdf import PdfReader
+
+    try:
+        with path.open("rb") as handle:
+            reader = PdfReader(handle, strict=False)
+            if reader.is_encrypted:
+                return True, None
+            return False, len(reader.pages)
+    except Exception:  # a second opinion only: any failure means "unknown"
+        return False, None
+
+
 def _truncation_warning(path: Path, recovered: int) -> str:
     """The file ends early; PDFium rebuilt what it could. Say how much that is."""
-    declared: int | None = None
-    try:
-        from pypdf import PdfReader
-
-        with path.open("rb") as handle:
-            declared = len(PdfReader(handle, strict=False).pages)
-    except Exception:  # pypdf is only asked for a number to put in the warning
-        declared = None
+    _, declared = _second_opinion(path)
     if declared is not None and declared > recovered:
         return (
             f"the file is truncated: {recovered} of {declared} pages recovered, "

@@ -188,6 +188,16 @@ def make_truncated_pdf(path: Path, pages: int, keep: float = 0.6, seed: int = 0)
     return texts
 
 
+def make_broken_xref_pdf(path: Path, pages: int, seed: int = 0) -> list[str]:
+    """A born-digital PDF whose startxref points at the wrong offset (readers must rebuild it)."""
+    texts = make_born_digital_pdf(path, pages, seed)
+    data = path.read_bytes()
+    head, _, tail = data.rpartition(b"startxref")
+    offset = tail.split()[0]
+    path.write_bytes(head + b"startxref" + tail.replace(offset, str(int(offset) // 2).encode(), 1))
+    return texts
+
+
 def cer(reference: str, hypothesis: str) -> float:
     """Character error rate: edit distance over reference length, whitespace runs collapsed."""
     ref, hyp = " ".join(reference.split()), " ".join(hypothesis.split())

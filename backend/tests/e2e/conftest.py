@@ -74,11 +74,11 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[byte
 
 
 async def wait_for(
-    predicate: Callable[[], Awaitable[T | None]], timeout: float, what: str, interval: float = 0.05
+    predicate: Callable[[], Awaitable[T | None]], seconds: float, what: str, interval: float = 0.05
 ) -> T:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if value := await predicate():
             return value
         await asyncio.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")

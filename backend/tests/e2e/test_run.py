@@ -1,0 +1,153 @@
+"""`chunk-ocr run` end to end: real worker processes, real tesseract, real PDFs."""
+
+from __future__ import annotations
+
+import json
+import resource
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from app.pdf.samples import (
+    cer,
+    make_born_digital_pdf,
+    make_broken_xref_pdf,
+    make_encrypted_pdf,
+    make_scanned_pdf,
+    make_truncated_pdf,
+    make_zero_page_pdf,
+)
+from app.storage.checksums import sha256_hex
+from tests.e2e.conftest import run_cli
+
+
+@pytest.mark.timeout(300)
+async def test_scanned_pdf_through_worker_processes(
+    cli_env: dict[str, str], pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    texts = make_scanned_pdf(tmp_path / "scan.pdf", pages=6, seed=21)
+    result = run_cli(
+        [
+            "run",
+            str(tmp_path / "scan.pdf"),
+            "--out",
+            str(tmp_path / "out"),
+            "--engine",
+            "tesseract",
+            "--chunk-pages",
+            "2",
+            "--workers",
+            "2",
+            "--json",
+        ],
+        cli_env,
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    (doc,) = summary["documents"]
+    assert (doc["status"], doc["pages"], doc["chunks"]) == ("completed", 6, 3)
+    assert 0.8 < doc["mean_confidence"] <= 1.0
+    assert doc["pages_per_second"] > 0
+
+    pages = (tmp_path / "out" / "scan.txt").read_text().split("\f")
+    assert len(pages) == 6
+    error = cer("\n".join(texts), "\n".join(pages))
+    assert error < 0.02, f"character error rate {error:.3%}"
+    for text, page in zip(texts, pages, strict=True):  # in page order
+        assert cer(text, page) < 0.05
+    merged = json.loads((tmp_path / "out" / "scan.json").read_text())
+    assert [p["page_number"] for p in merged["pages"]] == [1, 2, 3, 4, 5, 6]
+
+    rows = await pool.fetch(
+        "select status, result_storage_path, result_checksum, attempt_count from document_ocr_chunks"
+        " where document_id = $1 order by chunk_index",
+        doc["document_id"],
+    )
+    assert len(rows) == 3
+    bucket = tmp_path / "storage" / "ocr-chunks"
+    for row in rows:
+        assert (row["status"], row["attempt_count"]) == ("completed", 1)
+        assert sha256_hex((bucket / row["result_storage_path"]).read_bytes()) == row["result_checksum"]
+
+
+@pytest.mark.timeout(300)
+async def test_bad_files_are_refused_one_line_each_and_good_files_complete(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    bad = {
+        "empty.pdf": "the file is empty",
+        "notes.pdf": "not a PDF",
+        "locked.pdf": "encrypted",
+        "nothing.pdf": "no pages",
+    }
+    (tmp_path / "empty.pdf").write_bytes(b"")
+    (tmp_path / "notes.pdf").write_text("these are my notes, not a PDF\n")
+    make_encrypted_pdf(tmp_path / "locked.pdf")
+    make_zero_page_pdf(tmp_path / "nothing.pdf")
+    texts = make_born_digital_pdf(tmp_path / "good.pdf", pages=3, seed=22)
+    files = [str(tmp_path / name) for name in [*bad, "good.pdf"]]
+
+    result = run_cli(["run", *files, "--out", str(tmp_path / "out"), "--workers", "1"], cli_env)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert "Traceback" not in result.stderr
+    for name, reason in bad.items():
+        mine = [line for line in lines if name in line]
+        assert len(mine) == 1, (name, lines)
+        assert reason in mine[0]
+    good = (tmp_path / "out" / "good.txt").read_text().split("\f")
+    assert [p.split() for p in good] == [t.split() for t in texts]
+
+
+@pytest.mark.timeout(300)
+async def test_truncated_pdf_is_repaired_with_a_warning_or_refused(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    texts = make_truncated_pdf(tmp_path / "cut.pdf", pages=20, keep=0.6, seed=23)
+    result = run_cli(
+        ["run", str(tmp_path / "cut.pdf"), "--out", str(tmp_path / "out"), "--workers", "1"], cli_env
+    )
+    assert "Traceback" not in result.stderr
+    if result.returncode == 0:
+        warning = [line for line in result.stderr.splitlines() if "warning" in line]
+        assert len(warning) == 1
+        assert "truncated" in warning[0]
+        pages = (tmp_path / "out" / "cut.txt").read_text().split("\f")
+        assert 0 < len(pages) <= 20
+        for text, page in zip(texts, pages, strict=False):  # every recovered page has its text
+            if page.strip():
+                assert page.split() == text.split()
+    else:
+        assert result.returncode == 2
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert "damaged" in result.stderr
+
+
+@pytest.mark.timeout(300)
+async def test_broken_xref_is_rebuilt(cli_env: dict[str, str], tmp_path: Path) -> None:
+    texts = make_broken_xref_pdf(tmp_path / "xref.pdf", pages=4, seed=24)
+    result = run_cli(
+        ["run", str(tmp_path / "xref.pdf"), "--out", str(tmp_path / "out"), "--workers", "1"], cli_env
+    )
+    assert result.returncode == 0, result.stderr
+    pages = (tmp_path / "out" / "xref.txt").read_text().split("\f")
+    assert [p.split() for p in pages] == [t.split() for t in texts]
+
+
+@pytest.mark.timeout(400)
+async def test_three_thousand_blank_pages(cli_env: dict[str, str], tmp_path: Path) -> None:
+    make_born_digital_pdf(tmp_path / "blank.pdf", pages=3000, blank=True)
+    result = run_cli(
+        ["run", str(tmp_path / "blank.pdf"), "--out", str(tmp_path / "out"), "--workers", "2", "--json"],
+        cli_env,
+    )
+    assert result.returncode == 0, result.stderr
+    (doc,) = json.loads(result.stdout)["documents"]
+    assert (doc["status"], doc["pages"]) == ("completed", 3000)
+    assert doc["chunks"] <= 100  # planned in bounded pieces
+    text = (tmp_path / "out" / "blank.txt").read_text()
+    assert text == "\f" * 2999  # 3,000 empty pages
+    # the largest process this test started (the command or a worker) stayed small
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert peak_mb < 400, f"peak RSS {peak_mb:.0f} MB"
