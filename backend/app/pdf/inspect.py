@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 
 from app.pdf._pdfium import PDFIUM_LOCK
 from app.pdf.errors import (
@@ -63,11 +62,11 @@ def _page_count(path: Path) -> int:
     with PDFIUM_LOCK:
         try:
             document = pdfium.PdfDocument(path)
-        except pdfium.PdfiumError as exc:
+        except pdfium.PdfiumError:
             # PDFium's error code is process-wide and stale after some failures (an empty page
             # tree reports the previous file's error), so pypdf gives the second opinion.
             encrypted, declared = _second_opinion(path)
-            if encrypted or exc.err_code == pdfium_c.FPDF_ERR_PASSWORD and declared is None:
+            if encrypted:
                 raise EncryptedPdfError("the PDF is encrypted; decrypt it first") from None
             if declared == 0:
                 raise NoPagesError("the PDF has no pages") from None

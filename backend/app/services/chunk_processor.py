@@ -202,6 +202,8 @@ class ChunkProcessor:
         progress = await self.service.get_chunk_progress(chunk.document_id)
         if progress.is_complete:
             await self.queue.enqueue_finalize(chunk.document_id)
+        elif progress.is_stuck:  # the last movable chunk is done and some other one failed for good
+            await self.service.refresh_document_status(chunk.document_id)
 
 
 def _ms(started: float) -> float:

@@ -95,6 +95,10 @@ class OCRChunkService:
             raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
         return document
 
+    async def refresh_document_status(self, document_id: IdLike) -> DocumentStatus | None:
+        """Recompute the document's status from its chunks (failed once nothing can move)."""
+        return await self.repository.refresh_document_status(as_uuid(document_id, "document_id"))
+
     async def delete_document(self, document_id: IdLike) -> None:
         await self.repository.delete_document(as_uuid(document_id, "document_id"))
 

@@ -168,3 +168,33 @@ async def test_reconciler_re_enqueues_after_redis_lost_everything(
     document = await runtime.service.get_document(started.document.id)
     assert document.ocr_status is DocumentStatus.COMPLETED
     assert len(texts) == document.page_count
+
+
+async def test_a_page_tesseract_refuses_fails_only_its_chunk(
+    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
+) -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    from tests.integration.engines.test_engines import wide_page_pdf
+
+    make_born_digital_pdf(tmp_path / "ok.pdf", pages=2, seed=6)
+    wide_page_pdf(tmp_path / "wide.pdf")
+    writer = PdfWriter()
+    for part in ("ok.pdf", "wide.pdf", "ok.pdf"):
+        writer.append(PdfReader(tmp_path / part))
+    writer.write(tmp_path / "three.pdf")
+    runtime.processor.engine = "tesseract"
+    started = await start_document(
+        runtime.service, runtime.store, ArqJobQueue(arq_redis), tmp_path / "three.pdf",
+        matter_id=matter_id, engine="tesseract", chunk_pages=2, workers=2,
+    )
+    worker = burst_worker(arq_redis, runtime)
+    await worker.main()
+
+    chunks = await runtime.service.get_chunks_by_document(started.document.id)
+    assert [c.status for c in chunks] == [ChunkStatus.COMPLETED, ChunkStatus.FAILED, ChunkStatus.COMPLETED]
+    failed = chunks[1]
+    assert (failed.error_code, failed.error_retryable, failed.attempt_count) == ("tesseract_failed", False, 1)
+    document = await runtime.service.get_document(started.document.id)
+    assert document.ocr_status is DocumentStatus.FAILED  # nothing can move: a person must look
+    assert document.error_message == "1 chunk(s) failed and cannot be retried automatically"
