@@ -447,3 +447,27 @@ as $$
      order by d.updated_at
      limit p_limit;
 $$;
+
+-- Set a document's OCR status, stamping start and completion with database time.
+create or replace function public.ocr_set_document_status(
+    p_document_id uuid,
+    p_ocr_status text,
+    p_result_storage_path text default null,
+    p_result_checksum text default null,
+    p_error_message text default null
+)
+returns setof public.documents
+language sql
+set search_path = ''
+as $$
+    update public.documents
+       set ocr_status = p_ocr_status,
+           result_storage_path = coalesce(p_result_storage_path, result_storage_path),
+           result_checksum = coalesce(p_result_checksum, result_checksum),
+           error_message = p_error_message,
+           ocr_started_at = case when p_ocr_status = 'processing'
+                                 then coalesce(ocr_started_at, now()) else ocr_started_at end,
+           ocr_completed_at = case when p_ocr_status = 'completed' then now() else null end
+     where id = p_document_id
+    returning *;
+$$;

@@ -149,19 +149,7 @@ class PostgresChunkRepository:
     ) -> Document | None:
         async with self._translated():
             row = await self._pool.fetchrow(
-                """
-                update public.documents
-                   set ocr_status = $2,
-                       result_storage_path = coalesce($3, result_storage_path),
-                       result_checksum = coalesce($4, result_checksum),
-                       error_message = $5,
-                       ocr_started_at = case when $2 = 'processing'
-                                             then coalesce(ocr_started_at, now())
-                                             else ocr_started_at end,
-                       ocr_completed_at = case when $2 = 'completed' then now() else null end
-                 where id = $1
-                returning *
-                """,
+                "select * from public.ocr_set_document_status($1, $2, $3, $4, $5)",
                 document_id,
                 status.value,
                 result_storage_path,

@@ -78,5 +78,8 @@ def test_registry() -> None:
 def test_pool_runs_engines_in_other_processes(tmp_path: Path) -> None:
     make_born_digital_pdf(tmp_path / "b.pdf", pages=2)
     with make_ocr_pool(2) as pool:
-        futures = [pool.submit(recognize_in_process, "text-layer", (tmp_path / "b.pdf").read_bytes(), n) for n in (1, 3)]
+        futures = [
+            pool.submit(recognize_in_process, "text-layer", (tmp_path / "b.pdf").read_bytes(), n)
+            for n in (1, 3)
+        ]
         assert [[p.page_number for p in f.result()[0]] for f in futures] == [[1, 2], [3, 4]]

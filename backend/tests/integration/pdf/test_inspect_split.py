@@ -9,7 +9,14 @@ import pypdfium2 as pdfium
 import pytest
 
 from app.core.errors import InvalidInputError
-from app.pdf.errors import DamagedPdfError, EmptyFileError, EncryptedPdfError, NoPagesError, NotAPdfError, PdfNotFoundError
+from app.pdf.errors import (
+    DamagedPdfError,
+    EmptyFileError,
+    EncryptedPdfError,
+    NoPagesError,
+    NotAPdfError,
+    PdfNotFoundError,
+)
 from app.pdf.inspect import inspect_pdf
 from app.pdf.plan import plan_chunks
 from app.pdf.samples import (

@@ -185,8 +185,14 @@ async def test_a_page_tesseract_refuses_fails_only_its_chunk(
     writer.write(tmp_path / "three.pdf")
     runtime.processor.engine = "tesseract"
     started = await start_document(
-        runtime.service, runtime.store, ArqJobQueue(arq_redis), tmp_path / "three.pdf",
-        matter_id=matter_id, engine="tesseract", chunk_pages=2, workers=2,
+        runtime.service,
+        runtime.store,
+        ArqJobQueue(arq_redis),
+        tmp_path / "three.pdf",
+        matter_id=matter_id,
+        engine="tesseract",
+        chunk_pages=2,
+        workers=2,
     )
     worker = burst_worker(arq_redis, runtime)
     await worker.main()

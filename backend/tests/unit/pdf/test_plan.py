@@ -8,7 +8,9 @@ from app.pdf.plan import default_chunk_pages, plan_chunks
 
 def covers(ranges: list, pages: int) -> bool:  # type: ignore[type-arg]
     numbers = [n for r in ranges for n in range(r.page_start, r.page_end + 1)]
-    return numbers == list(range(1, pages + 1)) and [r.chunk_index for r in ranges] == list(range(len(ranges)))
+    return numbers == list(range(1, pages + 1)) and [r.chunk_index for r in ranges] == list(
+        range(len(ranges))
+    )
 
 
 @pytest.mark.parametrize("pages", [1, 2, 7, 20, 99, 2000, 3001])
