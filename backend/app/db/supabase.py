@@ -76,20 +76,24 @@ def _rows(data: Any) -> list[dict[str, Any]]:
 
 
 class SupabaseChunkRepository:
-    def __init__(self, client: AsyncClient) -> None:
+    def __init__(self, client: AsyncClient, http: httpx.AsyncClient | None = None) -> None:
         self._client = client
+        self._http = http
 
     @classmethod
     async def connect(cls, url: str, service_role_key: str, *, request_timeout: float = 30) -> Self:
-        options = AsyncClientOptions(postgrest_client_timeout=request_timeout, auto_refresh_token=False)
-        return cls(await acreate_client(url, service_role_key, options))
+        """One HTTP/1.1 client for the process, closed by close()."""
+        http = httpx.AsyncClient(timeout=httpx.Timeout(request_timeout), http2=False)
+        options = AsyncClientOptions(auto_refresh_token=False, persist_session=False, httpx_client=http)
+        return cls(await acreate_client(url, service_role_key, options), http)
 
     @property
     def client(self) -> AsyncClient:
         return self._client
 
     async def close(self) -> None:
-        await self._client.postgrest.aclose()
+        if self._http is not None:
+            await self._http.aclose()
 
     async def ping(self) -> None:
         async with self._translated():
