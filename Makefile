@@ -6,7 +6,7 @@ UV ?= uv
 APT_PACKAGES := tesseract-ocr tesseract-ocr-eng ghostscript poppler-utils fonts-dejavu-core
 PYTEST_ARGS ?=
 
-.PHONY: help install system-deps python-deps lint typecheck test test-fast check
+.PHONY: help install system-deps python-deps lint typecheck test test-fast check demo bench
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -43,3 +43,12 @@ test-fast: python-deps ## unit tests only
 	$(UV) run pytest backend/tests/unit $(PYTEST_ARGS)
 
 check: lint typecheck test ## what CI runs
+
+demo: install ## OCR a generated 8-page 300 DPI scan with embedded PostgreSQL and Redis
+	@mkdir -p out/demo
+	$(UV) run chunk-ocr sample out/demo/sample-scan.pdf --pages 8
+	$(UV) run chunk-ocr run out/demo/sample-scan.pdf --out out/demo
+	@echo "text: out/demo/sample-scan.txt (pages separated by form feeds), details: out/demo/sample-scan.json"
+
+bench: install ## benchmarks, each a ratio against a baseline run beside it
+	$(UV) run python -m bench.claims

@@ -51,6 +51,17 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("worker", help="run an arq worker (same as `arq app.worker.WorkerSettings`)")
 
+    sample = commands.add_parser("sample", help="write a sample PDF of generated prose (for trying it out)")
+    sample.add_argument("path", type=Path, metavar="OUT.pdf")
+    sample.add_argument("--pages", type=_positive, default=8)
+    sample.add_argument(
+        "--kind",
+        choices=("scanned", "born-digital"),
+        default="scanned",
+        help="scanned: images at 300 DPI, no text layer; born-digital: a text PDF",
+    )
+    sample.add_argument("--seed", type=int, default=1)
+
     status = commands.add_parser("status", help="print a document's OCR progress")
     status.add_argument("document_id", metavar="DOC_ID")
     status.add_argument("--json", action="store_true")
@@ -181,6 +192,18 @@ async def _db_migrate(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _sample(args: argparse.Namespace) -> int:
+    from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
+
+    args.path.parent.mkdir(parents=True, exist_ok=True)
+    make = make_scanned_pdf if args.kind == "scanned" else make_born_digital_pdf
+    texts = make(args.path, args.pages, args.seed)
+    expected = args.path.with_suffix(".expected.txt")
+    expected.write_text("\f".join(texts), encoding="utf-8")
+    print(f"wrote {args.path} ({args.pages} {args.kind} pages) and its text, {expected}")
+    return 0
+
+
 def _worker(settings: Settings) -> int:
     from arq.worker import run_worker
 
@@ -194,7 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = load_settings()
-        configure_logging(settings.log_level)
+        # Commands a person runs print their own one-line results; structured logs are for
+        # workers and for whoever asks for them with LOG_LEVEL.
+        quiet = args.command != "worker" and "LOG_LEVEL" not in os.environ
+        configure_logging("WARNING" if quiet else settings.log_level)
         match args.command:
             case "run":
                 return asyncio.run(_run(settings, args))
@@ -202,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return asyncio.run(_submit(settings, args))
             case "worker":
                 return _worker(settings)
+            case "sample":
+                return _sample(args)
             case "status":
                 return asyncio.run(_status(settings, args))
             case "retry":

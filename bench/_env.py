@@ -1,0 +1,71 @@
+"""Services for benchmark runs: a scratch database and a Redis, started before timing begins."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from bench._db import scratch_database
+
+
+@asynccontextmanager
+async def services() -> AsyncIterator[dict[str, str]]:
+    """Environment for `chunk-ocr` with PostgreSQL and Redis already running."""
+    async with scratch_database() as dsn:
+        keep = None
+        redis_url = os.environ.get("REDIS_URL")
+        if redis_url is None:
+            from app.embedded import start_redis
+
+            keep = start_redis(Path(tempfile.mkdtemp(prefix="chunk-ocr-bench-redis-")))
+            redis_url = keep.url
+        storage = tempfile.mkdtemp(prefix="chunk-ocr-bench-storage-")
+        try:
+            yield {**os.environ, "DATABASE_URL": dsn, "REDIS_URL": redis_url, "LOCAL_STORAGE_DIR": storage}
+        finally:
+            shutil.rmtree(storage, ignore_errors=True)
+            if keep is not None:
+                keep.server.shutdown()
+
+
+def chunk_ocr(*args: str) -> list[str]:
+    return [sys.executable, "-m", "app.cli", *args]
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(
+            f"{' '.join(command[:4])}... failed ({done.returncode}): {done.stderr.strip()[-500:]}"
+        )
+    return elapsed
+
+
+def median_of(repeat: int, run: Callable[[], float]) -> float:
+    return statistics.median(run() for _ in range(repeat))
+
+
+def ocrmypdf_command() -> list[str]:
+    """ocrmypdf from PyPI, run in its own tool environment (never a dependency of the project)."""
+    found = shutil.which("ocrmypdf")
+    if found:
+        return [found]
+    return ["uv", "tool", "run", "--from", "ocrmypdf", "ocrmypdf"]
+
+
+def row(name: str, ours: float, baseline: float, unit: str, target: str) -> str:
+    ratio = ours / baseline if baseline else float("nan")
+    return f"{name:<44}{ours:>10.2f}{baseline:>10.2f} {unit:<8}{ratio:>7.2f}  {target}"
+
+
+HEADER = f"{'benchmark':<44}{'ours':>10}{'baseline':>10} {'unit':<8}{'ratio':>7}  target"
