@@ -39,6 +39,7 @@ def test_camel_case_aliases_and_population_by_name() -> None:
         "pageStart",
         "pageEnd",
         "inputStoragePath",
+        "inputChecksum",
         "matterId",
         "documentId",
     }
