@@ -30,6 +30,11 @@ def make_ocr_pool(processes: int | None = None) -> ProcessPoolExecutor:
     )
 
 
+def warm_up(engine_name: str) -> str:
+    """Run once per pool process before real work: imports, engine construction, binary checks."""
+    return get_engine(engine_name).version()
+
+
 def recognize_in_process(engine_name: str, pdf_bytes: bytes, first_page: int) -> tuple[list[PageResult], str]:
     """Run inside a pool process: the pages of one chunk and the engine's version."""
     engine = get_engine(engine_name)

@@ -47,9 +47,44 @@ async def run_pdfs(
 ) -> RunReport:
     report = RunReport()
     matter = await cli_matter(stack, matter_id)
+    # Workers start (imports, OCR processes) while the PDFs are planned and cut.
+    t_start = time.perf_counter()
+    processes = WorkerProcesses.start(workers, {**stack.worker_env(), "OCR_ENGINE": engine})
+    try:
+        return await _run(
+            stack,
+            pdfs,
+            processes,
+            report,
+            matter,
+            t_start,
+            out_dir=out_dir,
+            engine=engine,
+            chunk_pages=chunk_pages,
+            workers=workers,
+            show_progress=show_progress,
+        )
+    finally:
+        await asyncio.to_thread(processes.stop, grace_seconds=stack.settings.worker_grace_seconds)
+
+
+async def _run(
+    stack: LocalStack,
+    pdfs: list[Path],
+    processes: WorkerProcesses,
+    report: RunReport,
+    matter: UUID,
+    t_start: float,
+    *,
+    out_dir: Path,
+    engine: str,
+    chunk_pages: int | None,
+    workers: int,
+    show_progress: bool,
+) -> RunReport:
     started: list[tuple[Path, StartedDocument, float]] = []
     for pdf in pdfs:
-        t0 = time.perf_counter()
+        t0 = t_start if not started else time.perf_counter()
         try:
             doc = await start_document(
                 stack.service,
@@ -71,12 +106,7 @@ async def run_pdfs(
     if not started:
         return report
 
-    env = {**stack.worker_env(), "OCR_ENGINE": engine}
-    processes = WorkerProcesses.start(workers, env)
-    try:
-        finished = await _wait(stack, [s for _, s, _ in started], processes, show_progress)
-    finally:
-        await asyncio.to_thread(processes.stop, grace_seconds=stack.settings.worker_grace_seconds)
+    finished = await _wait(stack, [s for _, s, _ in started], processes, show_progress)
 
     await asyncio.to_thread(out_dir.mkdir, parents=True, exist_ok=True)
     for pdf, doc, t0 in started:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import uuid
@@ -9,7 +10,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 
 from app.core.config import Settings
-from app.engines.pool import make_ocr_pool
+from app.engines.pool import make_ocr_pool, warm_up
 from app.services.chunk_processor import ChunkProcessor
 from app.services.finalize import Finalizer
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
@@ -42,6 +43,14 @@ async def build_runtime(settings: Settings, queue: JobQueue, *, worker_id: str |
     service = OCRChunkService(await build_repository(settings), settings)
     store = await build_blob_store(settings)
     executor = make_ocr_pool(settings.ocr_process_count)
+    # Start every OCR process now (and fail now if the engine cannot run), not on the first chunk.
+    loop = asyncio.get_running_loop()
+    await asyncio.gather(
+        *(
+            loop.run_in_executor(executor, warm_up, settings.ocr_engine)
+            for _ in range(settings.ocr_process_count)
+        )
+    )
     processor = ChunkProcessor(
         service=service,
         store=store,
