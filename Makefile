@@ -50,5 +50,8 @@ demo: install ## OCR a generated 8-page 300 DPI scan with embedded PostgreSQL an
 	$(UV) run chunk-ocr run out/demo/sample-scan.pdf --out out/demo
 	@echo "text: out/demo/sample-scan.txt (pages separated by form feeds), details: out/demo/sample-scan.json"
 
-bench: install ## benchmarks, each a ratio against a baseline run beside it
+bench: install ## benchmarks, each a ratio against a baseline run beside it (about 10 minutes)
+	$(UV) run python -m bench.scanned
+	$(UV) run python -m bench.born_digital
 	$(UV) run python -m bench.claims
+	$(UV) run python -m bench.split
