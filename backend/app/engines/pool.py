@@ -22,10 +22,13 @@ def _ignore_signals() -> None:
 
 
 def make_ocr_pool(processes: int | None = None) -> ProcessPoolExecutor:
+    # forkserver: children do not inherit the worker's event loop, sockets or locks. The server
+    # imports the engines once, so each OCR process starts from a warm copy of it.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["app.engines.pool", "app.engines.tesseract", "app.engines.auto"])
     return ProcessPoolExecutor(
         max_workers=processes or os.cpu_count() or 1,
-        # forkserver: children do not inherit the event loop, sockets or locks of the worker
-        mp_context=multiprocessing.get_context("forkserver"),
+        mp_context=context,
         initializer=_ignore_signals,
     )
 
