@@ -1,30 +1,42 @@
 """Chunk repository on supabase-py: PostgREST table operations and RPC.
 
-It calls the same SQL as the asyncpg repository (the ``ocr_*`` functions by
-RPC, plain table reads and compare-and-set updates), with the service role
-key, so RLS does not apply and the lease functions decide everything.
-PostgREST errors carry the PostgreSQL SQLSTATE in ``code`` (or PostgREST's
-own ``PGRST...`` code, or the HTTP status for a non-JSON body); they are
-translated here, once.
+It calls the same SQL as the asyncpg repository (the ``ocr_*`` functions by RPC
+with their SQL argument names, plain table reads and compare-and-set updates)
+with the service role key, so RLS does not apply and the SQL decides everything.
+
+Errors are translated here, once, by code, never by message text. A PostgREST
+error body's ``code`` (the SQLSTATE, or PostgREST's own ``PGRST...``) goes
+through ``error_for_sqlstate`` as asyncpg's ``sqlstate`` does, so both
+repositories raise the same error for the same SQL failure. A 5xx (or 408/429)
+answer without a SQLSTATE means PostgREST lost its database (PGRST000-003) or a
+gateway in front of it failed (JSON without a code, an HTML page): postgrest-py
+keeps no HTTP status on ``APIError``, so a response hook recognises these
+before it parses the body. Those and transport errors are retryable.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 from uuid import UUID
 
 import httpx
 from postgrest.exceptions import APIError
-from supabase import AsyncClient, AsyncClientOptions, acreate_client
+from postgrest.types import ReturnMethod
+from pydantic import BaseModel, ValidationError
+from supabase import AsyncClient, AsyncClientOptions, AsyncSupabaseException, acreate_client
 
 from app.core.errors import (
+    ConfigurationError,
     DocumentNotFoundError,
     DuplicateChunkError,
     DuplicateDocumentError,
     MatterNotFoundError,
     OCRError,
+    RepositoryError,
     RepositoryUnavailableError,
 )
 from app.db.errors import error_for_sqlstate
@@ -39,21 +51,63 @@ from app.models.ocr_chunk import (
 
 CHUNKS = "document_ocr_chunks"
 DOCUMENTS = "documents"
-# PostgREST cannot reach PostgreSQL (PGRST000-003) or a proxy answered 5xx: try again later.
-_POSTGREST_UNAVAILABLE = frozenset({"PGRST000", "PGRST001", "PGRST002", "PGRST003"})
+
+_SQLSTATE = re.compile(r"[0-9A-Z]{5}")  # PostgREST's own codes are PGRST + 3 digits
+# Statuses meaning "try again later" when the body names no SQLSTATE (same set as the blob store).
+_RETRY_LATER_STATUS = frozenset({408, 429})
+
+M = TypeVar("M", bound=BaseModel)
 
 
-def _postgrest_error(
-    exc: APIError,
-    *,
-    on_unique: type[OCRError] | None = None,
-    on_foreign_key: type[OCRError] | None = None,
-) -> OCRError:
-    code = exc.code or ""
-    message = exc.message or "PostgREST error"
-    if code in _POSTGREST_UNAVAILABLE or (len(code) == 3 and code.startswith("5")):
-        return RepositoryUnavailableError(f"Supabase API unavailable: {message}", code=code)
-    return error_for_sqlstate(code, message, on_unique=on_unique, on_foreign_key=on_foreign_key)
+class _UnavailableResponse(Exception):
+    """Raised by the response hook; turned into RepositoryUnavailableError by ``_translated``."""
+
+    def __init__(self, status: int, code: str | None) -> None:
+        super().__init__(f"HTTP {status}" + (f" ({code})" if code else ""))
+        self.status = status
+        self.code = code
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    try:
+        body = json.loads(response.content)
+    except ValueError:  # a proxy's HTML page, or no body at all
+        return None
+    code = body.get("code") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None
+
+
+async def _reject_unavailable(response: httpx.Response) -> None:
+    """httpx response hook: raise for answers that mean the database is out of reach."""
+    if response.status_code < 500 and response.status_code not in _RETRY_LATER_STATUS:
+        return
+    await response.aread()
+    code = _error_code(response)
+    if code is None or not _SQLSTATE.fullmatch(code):
+        raise _UnavailableResponse(response.status_code, code)
+
+
+def _install_hook(http: httpx.AsyncClient) -> None:
+    hooks = http.event_hooks
+    if _reject_unavailable not in hooks["response"]:
+        http.event_hooks = {
+            "request": hooks["request"],
+            "response": [*hooks["response"], _reject_unavailable],
+        }
+
+
+def _models(model: type[M], data: object, source: str) -> list[M]:
+    if not isinstance(data, list):
+        raise RepositoryError(f"{source} returned {type(data).__name__}, expected a JSON array of rows")
+    try:
+        return [model.model_validate(row) for row in data]
+    except ValidationError as exc:
+        raise RepositoryError(f"{source} returned a row that is not a {model.__name__}: {exc}") from exc
+
+
+def _first(model: type[M], data: object, source: str) -> M | None:
+    rows = _models(model, data, source)
+    return rows[0] if rows else None
 
 
 def _chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str, Any]:
@@ -69,31 +123,42 @@ def _chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str
     return payload
 
 
-def _rows(data: Any) -> list[dict[str, Any]]:
-    if isinstance(data, list):
-        return data
-    return [data] if isinstance(data, dict) else []
+def _id(value: UUID | None) -> str | None:
+    return str(value) if value is not None else None
 
 
 class SupabaseChunkRepository:
-    def __init__(self, client: AsyncClient, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, client: AsyncClient) -> None:
+        """Use ``client`` (its PostgREST session gets the unavailable-response hook); close() closes it."""
         self._client = client
-        self._http = http
+        _install_hook(client.postgrest.session)
 
     @classmethod
     async def connect(cls, url: str, service_role_key: str, *, request_timeout: float = 30) -> Self:
-        """One HTTP/1.1 client for the process, closed by close()."""
-        http = httpx.AsyncClient(timeout=httpx.Timeout(request_timeout), http2=False)
-        options = AsyncClientOptions(auto_refresh_token=False, persist_session=False, httpx_client=http)
-        return cls(await acreate_client(url, service_role_key, options), http)
-
-    @property
-    def client(self) -> AsyncClient:
-        return self._client
+        """A client with one HTTP/1.1 connection pool for the process, closed by close()."""
+        http = httpx.AsyncClient(
+            timeout=httpx.Timeout(request_timeout), event_hooks={"response": [_reject_unavailable]}
+        )
+        options = AsyncClientOptions(
+            auto_refresh_token=False,  # a service role key has no user session to refresh
+            persist_session=False,
+            # postgrest-py would sleep and resend GETs after a 503 or a network error; whether and
+            # when to try again is the caller's decision (RepositoryUnavailableError.retryable).
+            postgrest_client_retry=False,
+            # Our own client also spares postgrest-py's deprecated per-client timeout argument.
+            httpx_client=http,
+        )
+        try:
+            client = await acreate_client(url, service_role_key, options)
+        except AsyncSupabaseException as exc:
+            await http.aclose()
+            raise ConfigurationError(
+                f"invalid SUPABASE_URL or SUPABASE_SERVICE_ROLE_KEY: {exc.message}"
+            ) from exc
+        return cls(client)
 
     async def close(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
+        await self._client.postgrest.aclose()
 
     async def ping(self) -> None:
         async with self._translated():
@@ -109,35 +174,48 @@ class SupabaseChunkRepository:
         try:
             yield
         except APIError as exc:
-            raise _postgrest_error(exc, on_unique=on_unique, on_foreign_key=on_foreign_key) from exc
+            raise error_for_sqlstate(
+                exc.code, exc.message or "PostgREST error", on_unique=on_unique, on_foreign_key=on_foreign_key
+            ) from exc
+        except _UnavailableResponse as exc:
+            raise RepositoryUnavailableError(
+                f"Supabase API unavailable: {exc}", status=exc.status, error_code=exc.code
+            ) from exc
         except httpx.TransportError as exc:  # connect, read, write, pool and timeout errors
-            raise RepositoryUnavailableError(f"Supabase API unreachable: {exc}") from exc
+            raise RepositoryUnavailableError(f"Supabase API unreachable: {exc!r}") from exc
 
-    async def _rpc(self, function: str, params: dict[str, Any], **translate: Any) -> Any:
+    async def _rpc(self, function: str, params: dict[str, Any], **translate: type[OCRError]) -> object:
         async with self._translated(**translate):
             response = await self._client.rpc(function, params).execute()
         return response.data
 
     async def _rpc_chunks(self, function: str, params: dict[str, Any]) -> list[DocumentOCRChunk]:
-        return [DocumentOCRChunk.model_validate(r) for r in _rows(await self._rpc(function, params))]
+        return _models(DocumentOCRChunk, await self._rpc(function, params), function)
 
     async def _rpc_chunk(self, function: str, params: dict[str, Any]) -> DocumentOCRChunk | None:
-        rows = await self._rpc_chunks(function, params)
-        return rows[0] if rows else None
+        return _first(DocumentOCRChunk, await self._rpc(function, params), function)
+
+    async def _rpc_flag(self, function: str, params: dict[str, Any]) -> bool:
+        value = await self._rpc(function, params)
+        if not isinstance(value, bool):
+            raise RepositoryError(f"{function} returned {value!r}, expected a JSON boolean")
+        return value
 
     # -- documents ------------------------------------------------------------
 
     async def create_document(self, document: DocumentCreate) -> Document:
-        row = document.model_dump(mode="json", exclude_none=True)
+        row = document.model_dump(mode="json", exclude_none=True)  # omitted columns take their defaults
         async with self._translated(on_unique=DuplicateDocumentError, on_foreign_key=MatterNotFoundError):
             response = await self._client.table(DOCUMENTS).insert(row).execute()
-        return Document.model_validate(_rows(response.data)[0])
+        created = _first(Document, response.data, f"insert into {DOCUMENTS}")
+        if created is None:
+            raise RepositoryError(f"insert into {DOCUMENTS} returned no row")
+        return created
 
     async def get_document(self, document_id: UUID) -> Document | None:
         async with self._translated():
             response = await self._client.table(DOCUMENTS).select("*").eq("id", str(document_id)).execute()
-        rows = _rows(response.data)
-        return Document.model_validate(rows[0]) if rows else None
+        return _first(Document, response.data, DOCUMENTS)
 
     async def set_document_status(
         self,
@@ -158,20 +236,28 @@ class SupabaseChunkRepository:
                 "p_error_message": error_message,
             },
         )
-        rows = _rows(data)
-        return Document.model_validate(rows[0]) if rows else None
+        return _first(Document, data, "ocr_set_document_status")
 
     async def refresh_document_status(self, document_id: UUID) -> DocumentStatus | None:
         value = await self._rpc("ocr_refresh_document_status", {"p_document_id": str(document_id)})
-        return DocumentStatus(value) if value else None
+        if value is None:  # no such document
+            return None
+        if isinstance(value, str) and value in {s.value for s in DocumentStatus}:
+            return DocumentStatus(value)
+        raise RepositoryError(f"ocr_refresh_document_status returned {value!r}, expected a status")
 
     async def delete_document(self, document_id: UUID) -> None:
         async with self._translated():
-            await self._client.table(DOCUMENTS).delete().eq("id", str(document_id)).execute()
+            await (
+                self._client.table(DOCUMENTS)
+                .delete(returning=ReturnMethod.minimal)
+                .eq("id", str(document_id))
+                .execute()
+            )
 
     async def documents_ready_to_merge(self, limit: int) -> list[Document]:
-        rows = _rows(await self._rpc("ocr_documents_ready_to_merge", {"p_limit": limit}))
-        return [Document.model_validate(r) for r in rows]
+        data = await self._rpc("ocr_documents_ready_to_merge", {"p_limit": limit})
+        return _models(Document, data, "ocr_documents_ready_to_merge")
 
     # -- chunk rows -----------------------------------------------------------
 
@@ -195,16 +281,15 @@ class SupabaseChunkRepository:
             on_unique=DuplicateChunkError,
             on_foreign_key=DocumentNotFoundError,
         )
-        rows = _rows(data)
-        if len(rows) != len(payload):
+        rows = _models(DocumentOCRChunk, data, "ocr_create_chunks")
+        if len(rows) != len(payload):  # the function inserts nothing when the document is missing
             raise DocumentNotFoundError(f"document {document_id} does not exist", document_id=document_id)
-        return sorted((DocumentOCRChunk.model_validate(r) for r in rows), key=lambda c: c.chunk_index)
+        return sorted(rows, key=lambda c: c.chunk_index)
 
     async def get_chunk(self, chunk_id: UUID) -> DocumentOCRChunk | None:
         async with self._translated():
             response = await self._client.table(CHUNKS).select("*").eq("id", str(chunk_id)).execute()
-        rows = _rows(response.data)
-        return DocumentOCRChunk.model_validate(rows[0]) if rows else None
+        return _first(DocumentOCRChunk, response.data, CHUNKS)
 
     async def list_chunks(
         self,
@@ -223,7 +308,7 @@ class SupabaseChunkRepository:
             query = query.limit(limit)
         async with self._translated():
             response = await query.execute()
-        return [DocumentOCRChunk.model_validate(r) for r in _rows(response.data)]
+        return _models(DocumentOCRChunk, response.data, CHUNKS)
 
     async def update_status(
         self,
@@ -235,6 +320,7 @@ class SupabaseChunkRepository:
         error_message: str | None = None,
     ) -> DocumentOCRChunk | None:
         update: dict[str, Any] = {"status": new.value}
+        # as coalesce($n, column) in the asyncpg repository: None keeps what the row has
         if error_code is not None:
             update["error_code"] = error_code
         if error_message is not None:
@@ -247,8 +333,7 @@ class SupabaseChunkRepository:
                 .eq("status", expected.value)
                 .execute()
             )
-        rows = _rows(response.data)
-        return DocumentOCRChunk.model_validate(rows[0]) if rows else None
+        return _first(DocumentOCRChunk, response.data, CHUNKS)
 
     async def set_result(
         self, chunk_id: UUID, result_storage_path: str, result_checksum: str
@@ -261,8 +346,7 @@ class SupabaseChunkRepository:
                 .in_("status", [ChunkStatus.PROCESSING.value, ChunkStatus.COMPLETED.value])
                 .execute()
             )
-        rows = _rows(response.data)
-        return DocumentOCRChunk.model_validate(rows[0]) if rows else None
+        return _first(DocumentOCRChunk, response.data, CHUNKS)
 
     # -- lease protocol -------------------------------------------------------
 
@@ -273,21 +357,19 @@ class SupabaseChunkRepository:
 
     async def claim_next(self, worker_id: str, document_id: UUID | None = None) -> DocumentOCRChunk | None:
         return await self._rpc_chunk(
-            "ocr_claim_next_chunk",
-            {"p_worker_id": worker_id, "p_document_id": str(document_id) if document_id else None},
+            "ocr_claim_next_chunk", {"p_worker_id": worker_id, "p_document_id": _id(document_id)}
         )
 
     async def heartbeat(self, chunk_id: UUID, worker_id: str, attempt: int) -> bool:
-        beat = await self._rpc(
+        return await self._rpc_flag(
             "ocr_heartbeat_chunk",
             {"p_chunk_id": str(chunk_id), "p_worker_id": worker_id, "p_attempt": attempt},
         )
-        return beat is True
 
     async def record_result(
         self, chunk_id: UUID, worker_id: str, attempt: int, result_storage_path: str, result_checksum: str
     ) -> bool:
-        recorded = await self._rpc(
+        return await self._rpc_flag(
             "ocr_record_chunk_result",
             {
                 "p_chunk_id": str(chunk_id),
@@ -297,7 +379,6 @@ class SupabaseChunkRepository:
                 "p_result_checksum": result_checksum,
             },
         )
-        return recorded is True
 
     async def complete(
         self, chunk_id: UUID, worker_id: str, attempt: int, result_storage_path: str, result_checksum: str
@@ -341,8 +422,7 @@ class SupabaseChunkRepository:
         self, threshold_seconds: float, chunk_id: UUID | None = None
     ) -> list[DocumentOCRChunk]:
         return await self._rpc_chunks(
-            "ocr_sweep_stale_chunks",
-            {"p_threshold_seconds": threshold_seconds, "p_chunk_id": str(chunk_id) if chunk_id else None},
+            "ocr_sweep_stale_chunks", {"p_threshold_seconds": threshold_seconds, "p_chunk_id": _id(chunk_id)}
         )
 
     async def retry_failed(
@@ -351,7 +431,7 @@ class SupabaseChunkRepository:
         return await self._rpc_chunks(
             "ocr_retry_failed_chunks",
             {
-                "p_document_id": str(document_id) if document_id else None,
+                "p_document_id": _id(document_id),
                 "p_base_seconds": base_seconds,
                 "p_cap_seconds": cap_seconds,
                 "p_force": force,
@@ -364,5 +444,7 @@ class SupabaseChunkRepository:
         )
 
     async def progress(self, document_id: UUID) -> ChunkProgress:
-        rows = _rows(await self._rpc("ocr_chunk_progress", {"p_document_id": str(document_id)}))
-        return ChunkProgress.model_validate(rows[0] if rows else {"document_id": document_id})
+        data = await self._rpc("ocr_chunk_progress", {"p_document_id": str(document_id)})
+        # a returns-table function: one row, even for a document without chunks
+        progress = _first(ChunkProgress, data, "ocr_chunk_progress")
+        return progress or ChunkProgress.model_validate({"document_id": document_id})

@@ -1,0 +1,120 @@
+"""SupabaseBlobStore through supabase-py against Storage's HTTP API (respx)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+import respx
+
+from app.storage.base import get_verified
+from app.storage.errors import ChecksumMismatchError, ObjectNotFoundError, StorageError, StoragePermanentError
+from app.storage.supabase import SupabaseBlobStore
+from tests.postgrest_fake import SERVICE_ROLE_KEY, SUPABASE_URL
+from tests.storage_fake import STORAGE_URL, FakeStorage
+
+
+@pytest.fixture
+async def storage() -> AsyncIterator[FakeStorage]:
+    fake = FakeStorage()
+    with respx.mock(base_url=STORAGE_URL, assert_all_called=False) as router:
+        router.route().mock(side_effect=fake.handle)
+        yield fake
+
+
+@pytest.fixture
+async def store(storage: FakeStorage) -> AsyncIterator[SupabaseBlobStore]:
+    store = await SupabaseBlobStore.connect(SUPABASE_URL, SERVICE_ROLE_KEY, "ocr-chunks")
+    yield store
+    await store.close()
+
+
+async def test_upload_sends_type_upsert_and_checksum(store: SupabaseBlobStore, storage: FakeStorage) -> None:
+    data = b'{"pages": []}'
+    stored = await store.put("m/d/chunks/00000-abc.json", data, "application/json")
+    assert stored.sha256 == hashlib.sha256(data).hexdigest()
+    request = storage.requests[-1]
+    assert request.method == "POST"
+    assert str(request.url) == f"{STORAGE_URL}/object/ocr-chunks/m/d/chunks/00000-abc.json"
+    assert request.headers["x-upsert"] == "true"
+    assert request.headers["authorization"] == f"Bearer {SERVICE_ROLE_KEY}"
+    assert request.headers["content-type"].startswith("multipart/form-data; boundary=")
+    upload = storage.objects["m/d/chunks/00000-abc.json"]
+    assert (upload.data, upload.content_type) == (data, "application/json")
+    assert upload.metadata == {"sha256": stored.sha256}
+
+
+async def test_download_is_verified(store: SupabaseBlobStore, storage: FakeStorage) -> None:
+    stored = await store.put("a/input/00000.pdf", b"%PDF-1.7 bytes", "application/pdf")
+    assert await get_verified(store, stored.path, stored.sha256) == b"%PDF-1.7 bytes"
+    assert str(storage.requests[-1].url) == f"{STORAGE_URL}/object/ocr-chunks/a/input/00000.pdf"
+    storage.objects[stored.path].data = b"%PDF-1.7 flipped"
+    with pytest.raises(ChecksumMismatchError):
+        await get_verified(store, stored.path, stored.sha256)
+
+
+async def test_missing_object_and_exists(store: SupabaseBlobStore) -> None:
+    with pytest.raises(ObjectNotFoundError):
+        await store.get("no/such.json")
+    assert await store.exists("no/such.json") is False
+    await store.put("yes.json", b"{}", "application/json")
+    assert await store.exists("yes.json") is True
+    await store.delete("yes.json")
+    assert await store.exists("yes.json") is False
+
+
+@pytest.mark.parametrize(
+    ("response", "error", "retryable"),
+    [
+        (httpx.Response(503, text="upstream connect error"), StorageError, True),
+        (
+            httpx.Response(500, json={"statusCode": "500", "error": "internal", "message": "boom"}),
+            StorageError,
+            True,
+        ),
+        (
+            httpx.Response(
+                400,
+                json={"statusCode": "409", "error": "Duplicate", "message": "The resource already exists"},
+            ),
+            StoragePermanentError,
+            False,
+        ),
+        (
+            httpx.Response(
+                400, json={"statusCode": "413", "error": "Payload too large", "message": "too big"}
+            ),
+            StoragePermanentError,
+            False,
+        ),
+        (
+            httpx.Response(
+                403, json={"statusCode": "403", "error": "Unauthorized", "message": "invalid signature"}
+            ),
+            StoragePermanentError,
+            False,
+        ),
+    ],
+    ids=["503-proxy", "500", "duplicate", "too-large", "unauthorized"],
+)
+async def test_errors_are_classified(
+    store: SupabaseBlobStore, storage: FakeStorage, response: httpx.Response, error: type, retryable: bool
+) -> None:
+    storage.fail_next.append(response)
+    with pytest.raises(error) as raised:
+        await store.put("x.json", b"{}", "application/json")
+    assert raised.value.retryable is retryable
+
+
+async def test_unreachable_storage_is_retryable() -> None:
+    with respx.mock(base_url=STORAGE_URL) as router:
+        router.route().mock(side_effect=httpx.ConnectTimeout("timed out"))
+        store = await SupabaseBlobStore.connect(SUPABASE_URL, SERVICE_ROLE_KEY, "ocr-chunks")
+        try:
+            with pytest.raises(StorageError) as raised:
+                await store.get("a.json")
+            assert raised.value.retryable
+        finally:
+            await store.close()
