@@ -471,3 +471,21 @@ as $$
      where id = p_document_id
     returning *;
 $$;
+
+-- The oldest matter with this name, created when there is none (for command-line use).
+create or replace function public.ocr_get_or_create_matter(p_name text)
+returns uuid
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_id uuid;
+begin
+    perform pg_advisory_xact_lock(hashtext('ocr_get_or_create_matter:' || p_name));
+    select id into v_id from public.matters where name = p_name order by created_at limit 1;
+    if v_id is null then
+        insert into public.matters (name) values (p_name) returning id into v_id;
+    end if;
+    return v_id;
+end;
+$$;

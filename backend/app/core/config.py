@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     worker_grace_seconds: Annotated[int, Field(ge=0, le=3600)] = 60  # SIGTERM: wait for running chunks
     chunk_job_timeout_seconds: Annotated[int, Field(ge=10)] = 3600
 
-    storage_backend: StorageBackend = StorageBackend.LOCAL
+    storage_backend: StorageBackend | None = None  # default: supabase when its keys are set
     local_storage_dir: Path = Field(default_factory=lambda: _default_data_dir() / "storage")
     storage_bucket: str = "ocr-chunks"
     data_dir: Path = Field(default_factory=_default_data_dir)
@@ -122,6 +122,12 @@ class Settings(BaseSettings):
     @property
     def ocr_process_count(self) -> int:
         return self.ocr_processes or max(1, os.cpu_count() or 1)
+
+    @property
+    def blob_backend(self) -> StorageBackend:
+        if self.storage_backend is not None:
+            return self.storage_backend
+        return StorageBackend.SUPABASE if self.supabase_configured else StorageBackend.LOCAL
 
     @property
     def statement_cache_size(self) -> int:

@@ -112,6 +112,13 @@ class PostgresChunkRepository:
         rows = await self._chunks(query, *args)
         return rows[0] if rows else None
 
+    # -- matters ----------------------------------------------------------------
+
+    async def get_or_create_matter(self, name: str) -> UUID:
+        async with self._translated():
+            matter_id: UUID = await self._pool.fetchval("select public.ocr_get_or_create_matter($1)", name)
+        return matter_id
+
     # -- documents ------------------------------------------------------------
 
     async def create_document(self, document: DocumentCreate) -> Document:

@@ -27,6 +27,11 @@ from app.models.ocr_chunk import (
 
 
 class ChunkRepository(Protocol):
+    # -- matters ----------------------------------------------------------------
+    async def get_or_create_matter(self, name: str) -> UUID:
+        """The oldest matter with this name, created if there is none (the CLI's own matter)."""
+        ...
+
     # -- documents ------------------------------------------------------------
     async def create_document(self, document: DocumentCreate) -> Document: ...
 

@@ -201,6 +201,11 @@ class SupabaseChunkRepository:
             raise RepositoryError(f"{function} returned {value!r}, expected a JSON boolean")
         return value
 
+    # -- matters ----------------------------------------------------------------
+
+    async def get_or_create_matter(self, name: str) -> UUID:
+        return UUID(str(await self._rpc("ocr_get_or_create_matter", {"p_name": name})))
+
     # -- documents ------------------------------------------------------------
 
     async def create_document(self, document: DocumentCreate) -> Document:

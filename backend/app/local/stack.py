@@ -43,16 +43,17 @@ class LocalStack:
 
     def worker_env(self) -> dict[str, str]:
         """Environment for worker processes so they reach the same services."""
-        assert self.settings.database_url is not None
         assert self.settings.redis_url is not None
-        return {
-            "DATABASE_URL": self.settings.database_url,
+        env = {
             "REDIS_URL": self.settings.redis_url,
             "LOCAL_STORAGE_DIR": str(self.settings.local_storage_dir),
-            "STORAGE_BACKEND": self.settings.storage_backend.value,
+            "STORAGE_BACKEND": self.settings.blob_backend.value,
             "STORAGE_BUCKET": self.settings.storage_bucket,
             "OCR_ENGINE": self.settings.ocr_engine,
         }
+        if self.settings.database_url is not None:
+            env["DATABASE_URL"] = self.settings.database_url
+        return env
 
 
 async def open_stack(settings: Settings) -> LocalStack:
@@ -96,17 +97,4 @@ async def cli_matter(stack: LocalStack, matter_id: UUID | None) -> UUID:
     """The matter documents from the command line belong to: given, or one shared CLI matter."""
     if matter_id is not None:
         return matter_id
-    assert stack.settings.database_url is not None
-    conn = await asyncpg.connect(stack.settings.database_url, statement_cache_size=0)
-    try:
-        existing: UUID | None = await conn.fetchval(
-            "select id from public.matters where name = $1 order by created_at limit 1", CLI_MATTER_NAME
-        )
-        if existing is not None:
-            return existing
-        created: UUID = await conn.fetchval(
-            "insert into public.matters (name) values ($1) returning id", CLI_MATTER_NAME
-        )
-        return created
-    finally:
-        await conn.close()
+    return await stack.service.get_or_create_matter(CLI_MATTER_NAME)

@@ -95,6 +95,11 @@ class OCRChunkService:
             raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
         return document
 
+    async def get_or_create_matter(self, name: str) -> UUID:
+        if not name or len(name) > 500:
+            raise InvalidInputError("a matter name must be 1 to 500 characters")
+        return await self.repository.get_or_create_matter(name)
+
     async def refresh_document_status(self, document_id: IdLike) -> DocumentStatus | None:
         """Recompute the document's status from its chunks (failed once nothing can move)."""
         return await self.repository.refresh_document_status(as_uuid(document_id, "document_id"))

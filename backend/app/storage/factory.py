@@ -8,7 +8,7 @@ from app.storage.local import LocalBlobStore
 
 
 async def build_blob_store(settings: Settings) -> BlobStore:
-    if settings.storage_backend is StorageBackend.SUPABASE:
+    if settings.blob_backend is StorageBackend.SUPABASE:
         from app.storage.supabase import SupabaseBlobStore
 
         assert settings.supabase_url is not None  # Settings refuses supabase storage without them
