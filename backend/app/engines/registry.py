@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from functools import cache
 
 from app.engines.base import OcrEngine
-from app.engines.errors import EngineUnavailableError, UnknownEngineError
+from app.engines.errors import UnknownEngineError
 
 
 def _text_layer() -> OcrEngine:
@@ -35,12 +34,9 @@ def _null() -> OcrEngine:
 
 
 def _google_vision() -> OcrEngine:
-    try:
-        module = importlib.import_module("app.engines.google_vision")
-    except ImportError:
-        raise EngineUnavailableError("the google-vision engine is not part of this build") from None
-    engine: OcrEngine = module.GoogleVisionEngine()
-    return engine
+    from app.engines.google_vision import GoogleVisionEngine
+
+    return GoogleVisionEngine()
 
 
 _FACTORIES: dict[str, Callable[[], OcrEngine]] = {

@@ -1,0 +1,215 @@
+"""The Vision engine through the real google-cloud-vision client, over a real gRPC channel,
+to an in-process ImageAnnotator server on loopback that answers BatchAnnotateFiles with
+responses shaped like the service's (no network beyond 127.0.0.1)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import pytest
+from google.cloud import vision_v1
+
+from app.engines.errors import EngineUnavailableError
+from app.engines.google_vision import GoogleVisionEngine, VisionError
+from app.pdf.samples import make_born_digital_pdf
+
+Handler = Callable[[vision_v1.BatchAnnotateFilesRequest], vision_v1.BatchAnnotateFilesResponse]
+
+
+def page_response(page: int, text: str, confidences: list[float]) -> vision_v1.AnnotateImageResponse:
+    words = [
+        vision_v1.Word(confidence=c, symbols=[vision_v1.Symbol(text=t, confidence=c)])
+        for t, c in zip(text.split(), confidences, strict=True)
+    ]
+    annotation = vision_v1.TextAnnotation(
+        text=text,
+        pages=[
+            vision_v1.Page(
+                confidence=1.0, blocks=[vision_v1.Block(paragraphs=[vision_v1.Paragraph(words=words)])]
+            )
+        ],
+    )
+    return vision_v1.AnnotateImageResponse(
+        full_text_annotation=annotation, context=vision_v1.ImageAnnotationContext(page_number=page)
+    )
+
+
+def echo_pages(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchAnnotateFilesResponse:
+    """Like the service: one AnnotateImageResponse per requested page, text naming the page."""
+    (file_request,) = request.requests
+    return vision_v1.BatchAnnotateFilesResponse(
+        responses=[
+            vision_v1.AnnotateFileResponse(
+                responses=[page_response(p, f"page {p} text", [0.9, 0.8, 0.7]) for p in file_request.pages],
+                total_pages=len(file_request.pages),
+            )
+        ]
+    )
+
+
+@dataclass
+class VisionServer:
+    handler: Handler = echo_pages
+    requests: list[vision_v1.BatchAnnotateFilesRequest] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    port: int = 0
+
+    def batch_annotate_files(
+        self, raw: vision_v1.BatchAnnotateFilesRequest, context: grpc.ServicerContext
+    ) -> vision_v1.BatchAnnotateFilesResponse:
+        with self.lock:
+            self.requests.append(raw)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            threading.Event().wait(0.05)  # long enough for concurrent requests to overlap
+            try:
+                return self.handler(raw)
+            except _Abort as abort:  # as the service answers: a gRPC status, no response
+                context.abort(abort.status, f"{abort.status.name} from the test server")
+                raise
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+@pytest.fixture
+def vision() -> Iterator[VisionServer]:
+    state = VisionServer()
+
+    def dispatch(
+        request: vision_v1.BatchAnnotateFilesRequest, context: grpc.ServicerContext
+    ) -> vision_v1.BatchAnnotateFilesResponse:
+        return state.batch_annotate_files(request, context)
+
+    handler = grpc.method_handlers_generic_handler(
+        "google.cloud.vision.v1.ImageAnnotator",
+        {
+            "BatchAnnotateFiles": grpc.unary_unary_rpc_method_handler(
+                dispatch,
+                request_deserializer=vision_v1.BatchAnnotateFilesRequest.deserialize,
+                response_serializer=vision_v1.BatchAnnotateFilesResponse.serialize,
+            )
+        },
+    )
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server.add_generic_rpc_handlers((handler,))
+    state.port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield state
+    server.stop(grace=None)
+
+
+def engine(vision: VisionServer, concurrency: int = 2) -> GoogleVisionEngine:
+    return GoogleVisionEngine(
+        endpoint=f"127.0.0.1:{vision.port}", insecure=True, max_concurrency=concurrency, timeout_seconds=10
+    )
+
+
+def test_requests_carry_at_most_five_pages_and_results_map_back(vision: VisionServer, tmp_path: Path) -> None:
+    make_born_digital_pdf(tmp_path / "c.pdf", pages=12)
+    pdf = (tmp_path / "c.pdf").read_bytes()
+    pages = engine(vision, concurrency=2).recognize(pdf, first_page_number=41)
+
+    sent = sorted((list(r.requests[0].pages) for r in vision.requests), key=lambda p: p[0])
+    assert sent == [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11, 12]]
+    for request in vision.requests:
+        (file_request,) = request.requests
+        assert file_request.input_config.mime_type == "application/pdf"
+        assert file_request.input_config.content == pdf
+        assert [f.type_ for f in file_request.features] == [vision_v1.Feature.Type.DOCUMENT_TEXT_DETECTION]
+    assert vision.max_in_flight <= 2
+    assert [p.page_number for p in pages] == list(range(41, 53))
+    assert pages[0].text == "page 1 text"  # page 1 of the chunk is page 41 of the document
+    assert pages[11].text == "page 12 text"
+    assert {(p.confidence, p.source) for p in pages} == {(0.8, "ocr")}
+
+
+def test_concurrency_limit(vision: VisionServer, tmp_path: Path) -> None:
+    make_born_digital_pdf(tmp_path / "c.pdf", pages=20)
+    engine(vision, concurrency=4).recognize((tmp_path / "c.pdf").read_bytes(), 1)
+    assert len(vision.requests) == 4
+    assert vision.max_in_flight >= 2  # they did run side by side
+    vision.requests.clear()
+    vision.max_in_flight = 0
+    engine(vision, concurrency=1).recognize((tmp_path / "c.pdf").read_bytes(), 1)
+    assert vision.max_in_flight == 1
+
+
+def test_an_error_on_one_page_inside_a_good_response(vision: VisionServer, tmp_path: Path) -> None:
+    def one_page_fails(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchAnnotateFilesResponse:
+        response = echo_pages(request)
+        response.responses[0].responses[1].error.code = grpc.StatusCode.INVALID_ARGUMENT.value[0]
+        response.responses[0].responses[1].error.message = "Bad image data."
+        return response
+
+    vision.handler = one_page_fails
+    make_born_digital_pdf(tmp_path / "c.pdf", pages=3)
+    with pytest.raises(VisionError) as raised:
+        engine(vision).recognize((tmp_path / "c.pdf").read_bytes(), 10)
+    assert raised.value.retryable is False
+    assert raised.value.context["page"] == 11
+    assert "INVALID_ARGUMENT" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "retryable"),
+    [
+        (grpc.StatusCode.UNAVAILABLE, True),
+        (grpc.StatusCode.DEADLINE_EXCEEDED, True),
+        (grpc.StatusCode.RESOURCE_EXHAUSTED, True),
+        (grpc.StatusCode.INTERNAL, True),
+        (grpc.StatusCode.INVALID_ARGUMENT, False),
+        (grpc.StatusCode.PERMISSION_DENIED, False),
+        (grpc.StatusCode.UNAUTHENTICATED, False),
+        (grpc.StatusCode.NOT_FOUND, False),
+    ],
+    ids=lambda v: v.name if isinstance(v, grpc.StatusCode) else str(v),
+)
+def test_rpc_status_codes(
+    vision: VisionServer, tmp_path: Path, status: grpc.StatusCode, retryable: bool
+) -> None:
+    def fail(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchAnnotateFilesResponse:
+        raise _Abort(status)
+
+    vision.handler = fail
+    make_born_digital_pdf(tmp_path / "c.pdf", pages=2)
+    with pytest.raises(VisionError) as raised:
+        engine(vision).recognize((tmp_path / "c.pdf").read_bytes(), 1)
+    assert raised.value.status is status
+    assert raised.value.retryable is retryable
+    assert len(vision.requests) == 1  # no client-side retries: the lease protocol decides
+
+
+def test_per_call_timeout(vision: VisionServer, tmp_path: Path) -> None:
+    def slow(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchAnnotateFilesResponse:
+        threading.Event().wait(2)
+        return echo_pages(request)
+
+    vision.handler = slow
+    make_born_digital_pdf(tmp_path / "c.pdf", pages=1)
+    quick = GoogleVisionEngine(endpoint=f"127.0.0.1:{vision.port}", insecure=True, timeout_seconds=0.3)
+    with pytest.raises(VisionError) as raised:
+        quick.recognize((tmp_path / "c.pdf").read_bytes(), 1)
+    assert raised.value.status is grpc.StatusCode.DEADLINE_EXCEEDED
+    assert raised.value.retryable
+
+
+def test_missing_credentials_is_a_clear_start_up_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
+    with pytest.raises(EngineUnavailableError, match="GOOGLE_APPLICATION_CREDENTIALS"):
+        GoogleVisionEngine()
+
+
+class _Abort(Exception):
+    def __init__(self, status: grpc.StatusCode) -> None:
+        self.status = status
