@@ -82,11 +82,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _usable_engine(name: str) -> str:
+    """Build the engine once here, so a missing binary or credentials is one line, not a dead worker."""
+    from app.engines.registry import get_engine
+
+    get_engine(name)
+    return name
+
+
 async def _run(settings: Settings, args: argparse.Namespace) -> int:
     from app.local.run import print_report, run_pdfs
     from app.local.stack import open_stack
 
-    engine = args.engine or settings.ocr_engine
+    engine = _usable_engine(args.engine or settings.ocr_engine)
     stack = await open_stack(settings.model_copy(update={"ocr_engine": engine}))
     try:
         report = await run_pdfs(
@@ -109,7 +117,7 @@ async def _submit(settings: Settings, args: argparse.Namespace) -> int:
     from app.local.stack import cli_matter, open_stack
     from app.services.planner import start_document
 
-    engine = args.engine or settings.ocr_engine
+    engine = _usable_engine(args.engine or settings.ocr_engine)
     stack = await open_stack(settings)
     try:
         started = await start_document(

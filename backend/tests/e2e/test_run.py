@@ -151,3 +151,12 @@ async def test_three_thousand_blank_pages(cli_env: dict[str, str], tmp_path: Pat
     # the largest process this test started (the command or a worker) stayed small
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     assert peak_mb < 400, f"peak RSS {peak_mb:.0f} MB"
+
+
+async def test_unusable_engine_is_one_line(cli_env: dict[str, str], tmp_path: Path) -> None:
+    make_born_digital_pdf(tmp_path / "a.pdf", pages=1)
+    env = cli_env | {"GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "no-such-key.json")}
+    result = run_cli(["run", str(tmp_path / "a.pdf"), "--engine", "google-vision"], env)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("chunk-ocr: error: google-vision needs Google credentials")
