@@ -489,3 +489,16 @@ begin
     return v_id;
 end;
 $$;
+
+-- Whether a user belongs to a matter: for the API, which connects as the
+-- service role (no RLS) and checks access itself before every document route.
+create or replace function public.ocr_user_is_matter_member(p_matter_id uuid, p_user_id uuid)
+returns boolean
+language sql
+stable
+set search_path = ''
+as $$
+    select exists (
+        select 1 from public.matter_members m where m.matter_id = p_matter_id and m.user_id = p_user_id
+    );
+$$;

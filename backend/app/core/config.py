@@ -7,6 +7,7 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Self
+from uuid import UUID
 
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -91,6 +92,13 @@ class Settings(BaseSettings):
 
     google_application_credentials: Path | None = None
 
+    # HTTP API
+    max_upload_bytes: Annotated[int, Field(ge=1)] = 200 * 1024 * 1024
+    supabase_jwt_audience: str = "authenticated"
+    supabase_jwks_url: str | None = None  # asymmetric JWT signing keys; HS256 with the secret otherwise
+    auth_disabled: bool = False  # development only: every request is AUTH_DEV_USER_ID
+    auth_dev_user_id: UUID | None = None
+
     @model_validator(mode="after")
     def _check(self) -> Self:
         if self.heartbeat_interval_seconds * 2 > self.stale_chunk_threshold_seconds:
@@ -103,6 +111,10 @@ class Settings(BaseSettings):
             secret: SecretStr | None = getattr(self, name)
             if secret is not None and secret.get_secret_value().strip().lower() in _PLACEHOLDER_SECRETS:
                 raise ValueError(f"{name.upper()} is a placeholder value; set the real secret")
+        if self.auth_disabled and self.environment is Environment.PRODUCTION:
+            raise ValueError("AUTH_DISABLED cannot be set when ENVIRONMENT=production")
+        if self.auth_disabled and self.auth_dev_user_id is None:
+            raise ValueError("AUTH_DISABLED needs AUTH_DEV_USER_ID, the user every request acts as")
         if self.repository_backend is RepositoryBackend.SUPABASE and not self.supabase_configured:
             raise ValueError("CHUNK_REPOSITORY=supabase needs SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY")
         if self.storage_backend is StorageBackend.SUPABASE and not self.supabase_configured:

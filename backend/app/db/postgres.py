@@ -119,6 +119,13 @@ class PostgresChunkRepository:
             matter_id: UUID = await self._pool.fetchval("select public.ocr_get_or_create_matter($1)", name)
         return matter_id
 
+    async def is_matter_member(self, matter_id: UUID, user_id: UUID) -> bool:
+        async with self._translated():
+            member = await self._pool.fetchval(
+                "select public.ocr_user_is_matter_member($1, $2)", matter_id, user_id
+            )
+        return bool(member)
+
     # -- documents ------------------------------------------------------------
 
     async def create_document(self, document: DocumentCreate) -> Document:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any, Self, TypeVar
 from uuid import UUID
 
@@ -204,7 +204,16 @@ class SupabaseChunkRepository:
     # -- matters ----------------------------------------------------------------
 
     async def get_or_create_matter(self, name: str) -> UUID:
-        return UUID(str(await self._rpc("ocr_get_or_create_matter", {"p_name": name})))
+        value = await self._rpc("ocr_get_or_create_matter", {"p_name": name})
+        if isinstance(value, str):
+            with suppress(ValueError):
+                return UUID(value)
+        raise RepositoryError(f"ocr_get_or_create_matter returned {value!r}, expected a uuid")
+
+    async def is_matter_member(self, matter_id: UUID, user_id: UUID) -> bool:
+        return await self._rpc_flag(
+            "ocr_user_is_matter_member", {"p_matter_id": str(matter_id), "p_user_id": str(user_id)}
+        )
 
     # -- documents ------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from app.core.errors import (
     InvalidInputError,
     InvalidStatusTransitionError,
     LeaseLostError,
+    MatterNotFoundError,
 )
 from app.core.logging import get_logger
 from app.db.repository import ChunkRepository
@@ -93,6 +94,20 @@ class OCRChunkService:
         document = await self.repository.get_document(doc_id)
         if document is None:
             raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
+        return document
+
+    async def check_matter_access(self, matter_id: IdLike, user_id: UUID) -> UUID:
+        """The matter id if the user belongs to it; MatterNotFoundError otherwise (no hint it exists)."""
+        mid = as_uuid(matter_id, "matter_id")
+        if not await self.repository.is_matter_member(mid, user_id):
+            raise MatterNotFoundError(f"matter {mid} not found", matter_id=mid)
+        return mid
+
+    async def get_document_for_user(self, document_id: IdLike, user_id: UUID) -> Document:
+        """The document if the user belongs to its matter, else DocumentNotFoundError (ids do not leak)."""
+        document = await self.get_document(document_id)
+        if not await self.repository.is_matter_member(document.matter_id, user_id):
+            raise DocumentNotFoundError(f"document {document.id} not found", document_id=document.id)
         return document
 
     async def get_or_create_matter(self, name: str) -> UUID:

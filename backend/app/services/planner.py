@@ -9,12 +9,14 @@ the uploaded inputs are removed, so nothing half-created stays behind.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
 
+from app.core.errors import ConflictError, InvalidInputError
 from app.core.logging import get_logger
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import ChunkRange, DocumentOCRChunk
@@ -23,8 +25,8 @@ from app.pdf.plan import plan_chunks
 from app.pdf.split import split_pdf
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import JobQueue
-from app.storage.base import BlobStore
-from app.storage.paths import chunk_input_path
+from app.storage.base import BlobStore, get_verified
+from app.storage.paths import chunk_input_path, source_pdf_path
 
 log = get_logger(__name__)
 
@@ -47,50 +49,51 @@ async def start_document(
     chunk_pages: int | None = None,
     workers: int = 1,
     filename: str | None = None,
+    keep_source: bool = False,
+    plan: bool = True,
 ) -> StartedDocument:
+    """Register a PDF as a document and (with plan) create and enqueue its chunks.
+
+    keep_source stores the original PDF in the bucket (source.pdf), so that a
+    document registered without plan can be planned later by plan_document.
+    """
     started = time.perf_counter()
     info = await asyncio.to_thread(inspect_pdf, pdf_path)  # bad input raises here, before any write
     document_id = uuid.uuid4()
-    planned = plan_chunks(info.page_count, chunk_pages, workers, engine)
     uploaded: list[str] = []
     document: Document | None = None
     try:
-        ranges: list[ChunkRange] = []
-        pieces = split_pdf(pdf_path, planned)  # cut one chunk at a time: memory stays one chunk deep
-        while (piece := await asyncio.to_thread(next, pieces, None)) is not None:
-            page_range, data = piece
-            path = chunk_input_path(matter_id, document_id, page_range.chunk_index)
-            stored = await store.put(path, data, "application/pdf")
-            uploaded.append(stored.path)
-            ranges.append(
-                ChunkRange(
-                    chunk_index=page_range.chunk_index,
-                    page_start=page_range.page_start,
-                    page_end=page_range.page_end,
-                    input_storage_path=stored.path,
-                    input_checksum=stored.sha256,
-                )
+        source = str(pdf_path)
+        if keep_source:
+            data = await asyncio.to_thread(pdf_path.read_bytes)
+            stored_source = await store.put(source_pdf_path(matter_id, document_id), data, "application/pdf")
+            uploaded.append(stored_source.path)
+            source = stored_source.path
+        ranges = (
+            await _cut_and_upload(
+                store, pdf_path, matter_id, document_id, info, engine, chunk_pages, workers, uploaded
             )
+            if plan
+            else []
+        )
         document = await service.create_document(
             DocumentCreate(
                 id=document_id,
                 matter_id=matter_id,
                 filename=filename or pdf_path.name,
-                source_path=str(pdf_path),
+                source_path=source,
                 page_count=info.page_count,
                 file_sha256=info.sha256,
                 engine=engine,
             )
         )
-        chunks = await service.create_chunks_for_document(document_id, ranges)
-        document = await service.set_document_status(document_id, DocumentStatus.PROCESSING)
+        chunks = await _create_chunks(service, document, ranges) if plan else []
     except BaseException:
         await _undo(service, store, document, uploaded)
         raise
-    for chunk in chunks:
-        await queue.enqueue_chunk(chunk.id, 1)
+    await _enqueue(queue, chunks)
     log.info(
-        "document_started",
+        "document_started" if plan else "document_registered",
         document_id=str(document_id),
         matter_id=str(matter_id),
         pages=info.page_count,
@@ -99,6 +102,92 @@ async def start_document(
         duration_ms=round((time.perf_counter() - started) * 1000, 1),
     )
     return StartedDocument(document, chunks, info)
+
+
+async def plan_document(
+    service: OCRChunkService,
+    store: BlobStore,
+    queue: JobQueue,
+    document: Document,
+    *,
+    chunk_pages: int | None = None,
+    workers: int = 1,
+) -> list[DocumentOCRChunk]:
+    """Plan, cut and enqueue a registered document from its stored source PDF."""
+    if document.ocr_status is not DocumentStatus.PENDING or await service.get_chunks_by_document(document.id):
+        raise ConflictError(f"OCR of document {document.id} has already started", document_id=document.id)
+    if not document.source_path or document.source_path != source_pdf_path(document.matter_id, document.id):
+        raise InvalidInputError(f"document {document.id} has no stored source PDF to plan from")
+    data = await get_verified(store, document.source_path, document.file_sha256)
+    uploaded: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="chunk-ocr-plan-") as tmp:
+        pdf_path = Path(tmp) / "source.pdf"
+        await asyncio.to_thread(pdf_path.write_bytes, data)
+        info = await asyncio.to_thread(inspect_pdf, pdf_path)
+        try:
+            ranges = await _cut_and_upload(
+                store,
+                pdf_path,
+                document.matter_id,
+                document.id,
+                info,
+                document.engine,
+                chunk_pages,
+                workers,
+                uploaded,
+            )
+            chunks = await _create_chunks(service, document, ranges)
+        except BaseException:
+            await _undo(service, store, None, uploaded)
+            raise
+    await _enqueue(queue, chunks)
+    log.info("document_planned", document_id=str(document.id), chunks=len(chunks))
+    return chunks
+
+
+async def _cut_and_upload(
+    store: BlobStore,
+    pdf_path: Path,
+    matter_id: UUID,
+    document_id: UUID,
+    info: PdfInfo,
+    engine: str,
+    chunk_pages: int | None,
+    workers: int,
+    uploaded: list[str],
+) -> list[ChunkRange]:
+    ranges: list[ChunkRange] = []
+    pieces = split_pdf(pdf_path, plan_chunks(info.page_count, chunk_pages, workers, engine))
+    # cut one chunk at a time: memory stays one chunk deep
+    while (piece := await asyncio.to_thread(next, pieces, None)) is not None:
+        page_range, data = piece
+        stored = await store.put(
+            chunk_input_path(matter_id, document_id, page_range.chunk_index), data, "application/pdf"
+        )
+        uploaded.append(stored.path)
+        ranges.append(
+            ChunkRange(
+                chunk_index=page_range.chunk_index,
+                page_start=page_range.page_start,
+                page_end=page_range.page_end,
+                input_storage_path=stored.path,
+                input_checksum=stored.sha256,
+            )
+        )
+    return ranges
+
+
+async def _create_chunks(
+    service: OCRChunkService, document: Document, ranges: list[ChunkRange]
+) -> list[DocumentOCRChunk]:
+    chunks = await service.create_chunks_for_document(document.id, ranges)  # one statement: all or none
+    await service.set_document_status(document.id, DocumentStatus.PROCESSING)
+    return chunks
+
+
+async def _enqueue(queue: JobQueue, chunks: list[DocumentOCRChunk]) -> None:
+    for chunk in chunks:
+        await queue.enqueue_chunk(chunk.id, 1)
 
 
 async def _undo(

@@ -9,6 +9,11 @@ def document_prefix(matter_id: UUID, document_id: UUID) -> str:
     return f"{matter_id}/{document_id}"
 
 
+def source_pdf_path(matter_id: UUID, document_id: UUID) -> str:
+    """The original upload, kept when OCR is started later (POST /documents/{id}/ocr)."""
+    return f"{document_prefix(matter_id, document_id)}/source.pdf"
+
+
 def chunk_input_path(matter_id: UUID, document_id: UUID, chunk_index: int) -> str:
     return f"{document_prefix(matter_id, document_id)}/input/{chunk_index:05d}.pdf"
 
