@@ -6,7 +6,7 @@ UV ?= uv
 APT_PACKAGES := tesseract-ocr tesseract-ocr-eng ghostscript poppler-utils fonts-dejavu-core
 PYTEST_ARGS ?=
 
-.PHONY: help install system-deps python-deps lint typecheck test test-fast check demo bench
+.PHONY: help install system-deps python-deps lint typecheck test test-fast check demo bench serve
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -49,6 +49,9 @@ demo: install ## OCR a generated 8-page 300 DPI scan with embedded PostgreSQL an
 	$(UV) run chunk-ocr sample out/demo/sample-scan.pdf --pages 8
 	$(UV) run chunk-ocr run out/demo/sample-scan.pdf --out out/demo
 	@echo "text: out/demo/sample-scan.txt (pages separated by form feeds), details: out/demo/sample-scan.json"
+
+serve: python-deps ## the HTTP API on :8000 (uvicorn; DATABASE_URL, REDIS_URL and SUPABASE_JWT_SECRET from the environment)
+	$(UV) run uvicorn --factory app.main:app --host $${HOST:-127.0.0.1} --port $${PORT:-8000}
 
 bench: install ## benchmarks, each a ratio against a baseline run beside it (about 10 minutes)
 	$(UV) run python -m bench.scanned

@@ -19,7 +19,7 @@ from app.services.recovery import sweep
 from app.services.runtime import Runtime
 from app.storage.base import get_verified
 from app.storage.checksums import sha256_hex
-from tests.integration.services.conftest import burst_worker
+from tests.integration.conftest import burst_worker
 
 
 async def start(runtime: Runtime, arq_redis: ArqRedis, pdf: Path, matter_id: UUID, chunk_pages: int = 5):  # type: ignore[no-untyped-def]

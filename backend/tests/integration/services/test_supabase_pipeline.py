@@ -29,7 +29,7 @@ from app.services.planner import start_document
 from app.services.queue import ArqJobQueue
 from app.services.runtime import Runtime, build_runtime
 from app.storage.supabase import SupabaseBlobStore
-from tests.integration.services.conftest import burst_worker
+from tests.integration.conftest import burst_worker
 from tests.postgrest_fake import SERVICE_ROLE_KEY, SUPABASE_URL, FakePostgrest
 from tests.storage_fake import STORAGE_URL, FakeStorage
 

@@ -1,0 +1,61 @@
+"""Supabase JWT bearer auth: signature, expiry and audience; the user is the token's `sub`.
+
+HS256 tokens are checked with SUPABASE_JWT_SECRET; when SUPABASE_JWKS_URL is
+set, asymmetric tokens (RS256/ES256, the project's signing keys) are checked
+against its JWKS. AUTH_DISABLED (refused in production) makes every request
+AUTH_DEV_USER_ID, for local development only.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from uuid import UUID
+
+import jwt
+
+from app.api.errors import AuthError
+from app.core.config import Settings
+
+_ASYMMETRIC = ("RS256", "ES256", "EdDSA")
+
+
+@lru_cache(maxsize=4)
+def _jwks(url: str) -> jwt.PyJWKClient:
+    return jwt.PyJWKClient(url, cache_keys=True, lifespan=3600)
+
+
+def user_from_token(token: str, settings: Settings) -> UUID:
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError:
+        raise AuthError("malformed bearer token") from None
+    algorithm = header.get("alg")
+    if algorithm == "HS256":
+        if settings.supabase_jwt_secret is None:
+            raise AuthError("HS256 tokens are not accepted: SUPABASE_JWT_SECRET is not set")
+        key: object = settings.supabase_jwt_secret.get_secret_value()
+    elif algorithm in _ASYMMETRIC and settings.supabase_jwks_url:
+        try:
+            key = _jwks(settings.supabase_jwks_url).get_signing_key_from_jwt(token).key
+        except jwt.PyJWTError as exc:
+            raise AuthError(f"no signing key for this token: {exc}") from None
+    else:
+        raise AuthError(f"tokens signed with {algorithm!r} are not accepted")
+    try:
+        claims = jwt.decode(
+            token,
+            key,  # type: ignore[arg-type]
+            algorithms=[algorithm],
+            audience=settings.supabase_jwt_audience,
+            options={"require": ["exp", "sub", "aud"]},
+        )
+    except jwt.ExpiredSignatureError:
+        raise AuthError("the token has expired") from None
+    except jwt.InvalidAudienceError:
+        raise AuthError("the token is for another audience") from None
+    except jwt.PyJWTError as exc:
+        raise AuthError(f"invalid token: {exc}") from None
+    try:
+        return UUID(str(claims["sub"]))
+    except ValueError:
+        raise AuthError("the token's subject is not a user id") from None

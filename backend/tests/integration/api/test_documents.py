@@ -1,0 +1,210 @@
+"""The HTTP API over a real database: upload, progress, result, retry, isolation, bad uploads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from uuid import UUID
+
+import asyncpg
+import httpx
+import pytest
+from arq.connections import ArqRedis
+from pypdf import PdfReader, PdfWriter
+
+from app.pdf.samples import make_born_digital_pdf, make_encrypted_pdf
+from app.services.runtime import Runtime
+from tests.factories import make_matter, make_user
+from tests.integration.api.conftest import bearer
+from tests.integration.conftest import burst_worker
+from tests.integration.engines.test_engines import wide_page_pdf
+
+
+@pytest.fixture
+async def member(pool: asyncpg.Pool) -> tuple[UUID, UUID]:
+    matter = await make_matter(pool, "A")
+    return matter, await make_user(pool, matter)
+
+
+async def upload(
+    client: httpx.AsyncClient, user: UUID, matter: UUID, pdf: Path, **form: str
+) -> httpx.Response:
+    with pdf.open("rb") as handle:
+        return await client.post(
+            "/documents",
+            headers=bearer(user),
+            data={"matterId": str(matter), **form},
+            files={"file": (pdf.name, handle, "application/pdf")},
+        )
+
+
+async def test_upload_progress_result(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+) -> None:
+    matter, user = member
+    texts = make_born_digital_pdf(tmp_path / "contract.pdf", pages=6, seed=51)
+    created = await upload(
+        client, user, matter, tmp_path / "contract.pdf", chunkPages="2", engine="text-layer"
+    )
+    assert created.status_code == 201, created.text
+    body = created.json()
+    document_id = body["document"]["id"]
+    assert (body["chunks"], body["document"]["pageCount"], body["document"]["ocrStatus"]) == (
+        3,
+        6,
+        "processing",
+    )
+    assert body["document"]["filename"] == "contract.pdf"
+
+    before = await client.get(f"/documents/{document_id}/ocr/progress", headers=bearer(user))
+    assert before.status_code == 200
+    assert before.headers["cache-control"] == "private, no-cache"
+    assert (before.json()["percent"], before.json()["pagesTotal"], before.json()["pending"]) == (0.0, 6, 3)
+    unchanged = await client.get(
+        f"/documents/{document_id}/ocr/progress",
+        headers={**bearer(user), "If-None-Match": before.headers["etag"]},
+    )
+    assert unchanged.status_code == 304
+    assert unchanged.content == b""
+    not_ready = await client.get(f"/documents/{document_id}/ocr/result", headers=bearer(user))
+    assert (not_ready.status_code, not_ready.json()["error"]["code"]) == (409, "result_not_ready")
+
+    worker = burst_worker(arq_redis, runtime)
+    await worker.main()
+
+    after = await client.get(
+        f"/documents/{document_id}/ocr/progress",
+        headers={**bearer(user), "If-None-Match": before.headers["etag"]},
+    )
+    assert after.status_code == 200  # it changed, so the old ETag no longer matches
+    progress = after.json()
+    assert (progress["status"], progress["percent"], progress["pagesDone"], progress["completed"]) == (
+        "completed",
+        100.0,
+        6,
+        3,
+    )
+    chunks = (await client.get(f"/documents/{document_id}/ocr/chunks", headers=bearer(user))).json()
+    assert [(c["chunkIndex"], c["status"], c["attemptCount"]) for c in chunks] == [
+        (0, "completed", 1),
+        (1, "completed", 1),
+        (2, "completed", 1),
+    ]
+    result = await client.get(f"/documents/{document_id}/ocr/result", headers=bearer(user))
+    assert result.status_code == 200
+    assert [p["text"].split() for p in result.json()["pages"]] == [t.split() for t in texts]
+    assert result.json()["text"].count("\f") == 5
+
+
+async def test_retry_after_a_failure(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+) -> None:
+    matter, user = member
+    make_born_digital_pdf(tmp_path / "ok.pdf", pages=1)
+    wide_page_pdf(tmp_path / "wide.pdf")
+    writer = PdfWriter()
+    for part in ("ok.pdf", "wide.pdf"):
+        writer.append(PdfReader(tmp_path / part))
+    writer.write(tmp_path / "doc.pdf")
+    runtime.processor.engine = "tesseract"
+    created = await upload(client, user, matter, tmp_path / "doc.pdf", chunkPages="1", engine="tesseract")
+    document_id = created.json()["document"]["id"]
+    await burst_worker(arq_redis, runtime).main()
+
+    progress = (await client.get(f"/documents/{document_id}/ocr/progress", headers=bearer(user))).json()
+    assert (progress["status"], progress["failed"], progress["completed"]) == ("failed", 1, 1)
+    failed = [
+        c
+        for c in (await client.get(f"/documents/{document_id}/ocr/chunks", headers=bearer(user))).json()
+        if c["status"] == "failed"
+    ]
+    assert [(c["chunkIndex"], c["errorCode"]) for c in failed] == [(1, "tesseract_failed")]
+
+    retried = await client.post(f"/documents/{document_id}/ocr/retry", headers=bearer(user))
+    assert retried.status_code == 200
+    assert retried.json() == {"documentId": document_id, "retried": 1}
+    progress = (await client.get(f"/documents/{document_id}/ocr/progress", headers=bearer(user))).json()
+    assert (progress["status"], progress["pending"]) == ("processing", 1)
+    assert await arq_redis.zcard("chunk-ocr:queue") == 1  # and it is queued again
+
+
+async def test_register_then_start(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+) -> None:
+    matter, user = member
+    make_born_digital_pdf(tmp_path / "later.pdf", pages=4)
+    created = await upload(client, user, matter, tmp_path / "later.pdf", start="false", engine="text-layer")
+    assert created.status_code == 201
+    assert (created.json()["chunks"], created.json()["document"]["ocrStatus"]) == (0, "pending")
+    document_id = created.json()["document"]["id"]
+    started = await client.post(
+        f"/documents/{document_id}/ocr", headers=bearer(user), data={"chunkPages": "2"}
+    )
+    assert started.status_code == 202, started.text
+    assert started.json()["chunks"] == 2
+    again = await client.post(f"/documents/{document_id}/ocr", headers=bearer(user))
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "conflict")
+    await burst_worker(arq_redis, runtime).main()
+    result = await client.get(f"/documents/{document_id}/ocr/result", headers=bearer(user))
+    assert result.json()["pageCount"] == 4
+
+
+@pytest.mark.parametrize(
+    ("make", "status", "code"),
+    [
+        (lambda p: p.write_bytes(b""), 422, "empty_file"),
+        (lambda p: p.write_text("not a pdf at all"), 422, "not_a_pdf"),
+        (make_encrypted_pdf, 422, "encrypted_pdf"),
+        (lambda p: p.write_bytes(b"%PDF-1.7\n" + b"0" * (3 * 1024 * 1024)), 413, "file_too_large"),
+    ],
+    ids=["empty", "not-pdf", "encrypted", "too-large"],
+)
+async def test_bad_uploads_leave_nothing_behind(
+    client: httpx.AsyncClient,
+    member: tuple[UUID, UUID],
+    pool: asyncpg.Pool,
+    runtime: Runtime,
+    tmp_path: Path,
+    make: object,
+    status: int,
+    code: str,
+) -> None:
+    matter, user = member
+    path = tmp_path / "bad.pdf"
+    make(path)  # type: ignore[operator]
+    response = await upload(client, user, matter, path)
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code
+    assert await pool.fetchval("select count(*) from documents") == 0
+    bucket = runtime.settings.local_storage_dir / runtime.settings.storage_bucket
+    assert not bucket.exists() or not any(p.is_file() for p in bucket.rglob("*"))
+
+
+async def test_unknown_engine_and_foreign_matter(
+    client: httpx.AsyncClient, member: tuple[UUID, UUID], pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    matter, user = member
+    make_born_digital_pdf(tmp_path / "a.pdf", pages=1)
+    bad_engine = await upload(client, user, matter, tmp_path / "a.pdf", engine="magic")
+    assert (bad_engine.status_code, bad_engine.json()["error"]["code"]) == (422, "invalid_input")
+    other = await make_matter(pool, "B")
+    foreign = await upload(client, user, other, tmp_path / "a.pdf")
+    assert (foreign.status_code, foreign.json()["error"]["code"]) == (404, "matter_not_found")
+    assert await pool.fetchval("select count(*) from documents") == 0
+
+
+async def test_healthz(client: httpx.AsyncClient) -> None:
+    response = await client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok", "redis": "ok"}
