@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 UV ?= uv
-APT_PACKAGES := tesseract-ocr tesseract-ocr-eng ghostscript poppler-utils fonts-dejavu-core
+APT_PACKAGES := tesseract-ocr tesseract-ocr-eng ghostscript poppler-utils fonts-dejavu-core chromium
 PYTEST_ARGS ?=
 
 .PHONY: help install system-deps python-deps lint typecheck test test-fast check demo bench serve
@@ -13,7 +13,7 @@ help: ## list targets
 
 system-deps: ## install tesseract, ghostscript, poppler, fonts with apt (root only; skipped otherwise)
 	@missing=""; \
-	for bin in tesseract gs pdftotext; do command -v $$bin >/dev/null || missing="$$missing $$bin"; done; \
+	for bin in tesseract gs pdftotext chromium; do command -v $$bin >/dev/null || missing="$$missing $$bin"; done; \
 	[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing="$$missing fonts"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

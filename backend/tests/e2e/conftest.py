@@ -5,14 +5,24 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import IO, TypeVar
 
 import pytest
+import uvicorn
+
+from app.core.config import Settings
+from app.main import create_app
+
+# Fixtures shared with the integration tests (a runtime on the real services, API settings).
+from tests.integration.api.conftest import api_settings  # noqa: F401
+from tests.integration.conftest import matter_id, pipeline_settings, runtime  # noqa: F401
 
 T = TypeVar("T")
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -82,3 +92,25 @@ async def wait_for(
             return value
         await asyncio.sleep(interval)
     raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+@pytest.fixture
+def server(api_settings: Settings) -> Iterator[str]:  # noqa: F811 (the fixture imported above)
+    """The app served by uvicorn on a free loopback port, in its own thread and event loop."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(
+        create_app(api_settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    uv = uvicorn.Server(config)
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if uv.started:
+            break
+        threading.Event().wait(0.05)
+    assert uv.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}"
+    uv.should_exit = True
+    thread.join(timeout=10)
