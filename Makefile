@@ -57,4 +57,5 @@ bench: install ## benchmarks, each a ratio against a baseline run beside it (abo
 	$(UV) run python -m bench.scanned
 	$(UV) run python -m bench.born_digital
 	$(UV) run python -m bench.claims
+	$(UV) run python -m bench.progress
 	$(UV) run python -m bench.split
