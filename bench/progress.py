@@ -119,7 +119,7 @@ async def main(pollers: int, seconds: float) -> list[str]:
             "LOG_LEVEL": "WARNING",
             "LOCAL_STORAGE_DIR": tempfile.mkdtemp(),
         }
-        server = subprocess.Popen(  # noqa: ASYNC220 (started once, before any timing)
+        server = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
@@ -138,7 +138,7 @@ async def main(pollers: int, seconds: float) -> list[str]:
             url = f"http://127.0.0.1:{port}/documents/{doc}/ocr/progress"
             for _ in range(100):
                 try:
-                    httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)  # noqa: ASYNC210
+                    httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
                     break
                 except httpx.TransportError:
                     await asyncio.sleep(0.1)
