@@ -58,4 +58,6 @@ bench: install ## benchmarks, each a ratio against a baseline run beside it (abo
 	$(UV) run python -m bench.born_digital
 	$(UV) run python -m bench.claims
 	$(UV) run python -m bench.progress
+	$(UV) run python -m bench.recovery
+	$(UV) run python -m bench.memory
 	$(UV) run python -m bench.split

@@ -1,0 +1,113 @@
+"""Memory: a worker's RSS over 100 chunks (after the first vs after the last), and the peak
+RSS of planning (inspect, cut, upload, create rows) a 2,000-page file with `chunk-ocr submit`.
+
+    uv run python -m bench.memory [--chunks 100] [--pages 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from uuid import UUID
+
+import asyncpg
+import psutil
+
+from app.pdf.samples import make_born_digital_pdf
+from bench._env import HEADER, chunk_ocr, services
+
+# Runs `chunk-ocr submit` as its only child, so the child's peak RSS is what getrusage reports.
+_PEAK = (
+    "import resource, subprocess, sys; "
+    "subprocess.run(sys.argv[1:], check=True, capture_output=True); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
+def _rss_mb(process: psutil.Process) -> float:
+    """The worker and its OCR processes together."""
+    total = process.memory_info().rss
+    for child in process.children(recursive=True):
+        try:
+            total += child.memory_info().rss
+        except psutil.NoSuchProcess:
+            continue
+    return total / (1024 * 1024)
+
+
+async def main(chunks: int, pages: int) -> list[str]:
+    work = Path(tempfile.mkdtemp(prefix="chunk-ocr-bench-memory-"))
+    make_born_digital_pdf(work / "hundred.pdf", chunks, seed=4)
+    make_born_digital_pdf(work / "big.pdf", pages, seed=5)
+    async with services() as base:
+        env = base | {"OCR_PROCESSES": "1", "WORKER_MAX_JOBS": "1", "LOG_LEVEL": "WARNING"}
+        peak_kb = int(
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    _PEAK,
+                    *chunk_ocr("submit", str(work / "big.pdf"), "--engine", "auto"),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        submitted = subprocess.run(
+            chunk_ocr("submit", str(work / "hundred.pdf"), "--engine", "auto", "--chunk-pages", "1"),
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        document_id = UUID(submitted.stdout.strip())
+        conn = await asyncpg.connect(env["DATABASE_URL"])
+        worker = subprocess.Popen(chunk_ocr("worker"), env=env)
+        process = psutil.Process(worker.pid)
+        samples: dict[int, float] = {}
+        try:
+            while True:
+                done = await conn.fetchval(
+                    "select count(*) from document_ocr_chunks"
+                    " where document_id = $1 and status = 'completed'",
+                    document_id,
+                )
+                if done >= 1 and 1 not in samples:
+                    samples[1] = _rss_mb(process)
+                if done >= chunks:
+                    samples[chunks] = _rss_mb(process)
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(timeout=60)
+            await conn.close()
+    first, last = samples[1], samples[chunks]
+    return [
+        f"{'worker RSS after chunk ' + str(chunks) + ' vs after chunk 1':<44}{last:>10.1f}{first:>10.1f} "
+        f"{'MB':<8}{last / first:>7.2f}  <= 1.20",
+        f"{'planning peak RSS, ' + str(pages) + ' pages':<44}{peak_kb / 1024:>10.1f}{300:>10.1f} "
+        f"{'MB':<8}{peak_kb / 1024 / 300:>7.2f}  < 1.00 (limit 300 MB)",
+    ]
+
+
+def run() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--chunks", type=int, default=100)
+    parser.add_argument("--pages", type=int, default=2000)
+    args = parser.parse_args()
+    print(HEADER)
+    print("\n".join(asyncio.run(main(args.chunks, args.pages))))
+
+
+if __name__ == "__main__":
+    run()
