@@ -44,12 +44,15 @@ async def run_pdfs(
     workers: int,
     matter_id: UUID | None,
     show_progress: bool,
+    processes: WorkerProcesses | None = None,
+    t_start: float | None = None,
 ) -> RunReport:
+    """OCR the PDFs with `workers` worker processes (started here unless the caller already did)."""
     report = RunReport()
+    t_start = t_start if t_start is not None else time.perf_counter()
+    if processes is None:  # workers start (imports, OCR processes) while the PDFs are planned and cut
+        processes = WorkerProcesses.start(workers, {**stack.worker_env(), "OCR_ENGINE": engine})
     matter = await cli_matter(stack, matter_id)
-    # Workers start (imports, OCR processes) while the PDFs are planned and cut.
-    t_start = time.perf_counter()
-    processes = WorkerProcesses.start(workers, {**stack.worker_env(), "OCR_ENGINE": engine})
     try:
         return await _run(
             stack,

@@ -19,6 +19,7 @@ from app.core.config import Settings
 from app.core.errors import ConfigurationError, RepositoryUnavailableError
 from app.db.migrations import migrate
 from app.embedded import start_postgres, start_redis
+from app.local.workers import worker_env
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
 from app.services.queue import ArqJobQueue, redis_settings
 from app.storage.base import BlobStore
@@ -42,18 +43,7 @@ class LocalStack:
         await self.service.close()
 
     def worker_env(self) -> dict[str, str]:
-        """Environment for worker processes so they reach the same services."""
-        assert self.settings.redis_url is not None
-        env = {
-            "REDIS_URL": self.settings.redis_url,
-            "LOCAL_STORAGE_DIR": str(self.settings.local_storage_dir),
-            "STORAGE_BACKEND": self.settings.blob_backend.value,
-            "STORAGE_BUCKET": self.settings.storage_bucket,
-            "OCR_ENGINE": self.settings.ocr_engine,
-        }
-        if self.settings.database_url is not None:
-            env["DATABASE_URL"] = self.settings.database_url
-        return env
+        return worker_env(self.settings)
 
 
 async def open_stack(settings: Settings) -> LocalStack:

@@ -9,6 +9,23 @@ import sys
 import time
 from dataclasses import dataclass
 
+from app.core.config import Settings
+
+
+def worker_env(settings: Settings) -> dict[str, str]:
+    """Environment for worker processes so they reach the same services as this process."""
+    assert settings.redis_url is not None
+    env = {
+        "REDIS_URL": settings.redis_url,
+        "LOCAL_STORAGE_DIR": str(settings.local_storage_dir),
+        "STORAGE_BACKEND": settings.blob_backend.value,
+        "STORAGE_BUCKET": settings.storage_bucket,
+        "OCR_ENGINE": settings.ocr_engine,
+    }
+    if settings.database_url is not None:
+        env["DATABASE_URL"] = settings.database_url
+    return env
+
 
 @dataclass
 class WorkerProcesses:
