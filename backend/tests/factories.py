@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from pathlib import Path
 from uuid import UUID
 
 import asyncpg
@@ -47,6 +48,35 @@ def ranges(page_count: int, chunk_pages: int) -> list[ChunkRange]:
         ChunkRange(chunk_index=i, page_start=start, page_end=min(start + chunk_pages - 1, page_count))
         for i, start in enumerate(range(1, page_count + 1, chunk_pages))
     ]
+
+
+def wide_page_pdf(path: Path) -> None:
+    """A 194-inch banner: 58,000 pixels wide at 300 DPI, more than tesseract accepts."""
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path), pagesize=(14000, 72))
+    pdf.setFont("Helvetica", 40)
+    pdf.drawString(10, 20, "A banner far too wide for tesseract")
+    pdf.showPage()
+    pdf.save()
+
+
+def pdf_with_a_refused_page(path: Path, kinds: str) -> Path:
+    """Pages by kind: 'd' a born-digital text page, 'w' a page tesseract refuses (see wide_page_pdf)."""
+    from pypdf import PdfReader, PdfWriter
+
+    from app.pdf.samples import make_born_digital_pdf
+
+    writer = PdfWriter()
+    for index, kind in enumerate(kinds):
+        part = path.with_suffix(f".part{index}.pdf")
+        if kind == "w":
+            wide_page_pdf(part)
+        else:
+            make_born_digital_pdf(part, 1, seed=index)
+        writer.append(PdfReader(part))
+    writer.write(path)
+    return path
 
 
 def checksum(data: bytes) -> str:

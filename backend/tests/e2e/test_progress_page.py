@@ -13,14 +13,12 @@ import httpx
 import pytest
 from arq.connections import ArqRedis
 from playwright.async_api import Browser, async_playwright, expect
-from pypdf import PdfReader, PdfWriter
 
 from app.pdf.samples import make_born_digital_pdf
 from app.services.runtime import Runtime
-from tests.factories import make_matter, make_user
+from tests.factories import make_matter, make_user, pdf_with_a_refused_page
 from tests.integration.api.conftest import bearer, token
 from tests.integration.conftest import burst_worker
-from tests.integration.engines.test_engines import wide_page_pdf
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # No downloads, no calls home: the machine has no network and Chromium must not wait for one.
@@ -85,12 +83,7 @@ async def test_page_shows_a_failed_chunk_and_retries_it(
 ) -> None:
     matter = await make_matter(pool)
     user = await make_user(pool, matter)
-    make_born_digital_pdf(tmp_path / "ok.pdf", pages=1)
-    wide_page_pdf(tmp_path / "wide.pdf")
-    writer = PdfWriter()
-    for part in ("ok.pdf", "wide.pdf"):
-        writer.append(PdfReader(tmp_path / part))
-    writer.write(tmp_path / "doc.pdf")
+    pdf_with_a_refused_page(tmp_path / "doc.pdf", "dw")
     runtime.processor.engine = "tesseract"
     document_id = await upload(server, user, matter, tmp_path / "doc.pdf", chunkPages="1", engine="tesseract")
     await burst_worker(arq_redis, runtime).main()

@@ -6,21 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-from pypdf import PdfReader, PdfWriter
 
-from app.pdf.samples import make_born_digital_pdf
 from tests.e2e.conftest import run_cli
-from tests.integration.engines.test_engines import wide_page_pdf
+from tests.factories import pdf_with_a_refused_page
 
 
 @pytest.mark.timeout(300)
 async def test_failed_document_status_and_retry(cli_env: dict[str, str], tmp_path: Path) -> None:
-    make_born_digital_pdf(tmp_path / "ok.pdf", pages=1, seed=31)
-    wide_page_pdf(tmp_path / "wide.pdf")
-    writer = PdfWriter()
-    for part in ("ok.pdf", "wide.pdf"):
-        writer.append(PdfReader(tmp_path / part))
-    writer.write(tmp_path / "doc.pdf")
+    pdf_with_a_refused_page(tmp_path / "doc.pdf", "dw")
 
     run = run_cli(
         [

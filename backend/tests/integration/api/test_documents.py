@@ -9,14 +9,12 @@ import asyncpg
 import httpx
 import pytest
 from arq.connections import ArqRedis
-from pypdf import PdfReader, PdfWriter
 
 from app.pdf.samples import make_born_digital_pdf, make_encrypted_pdf
 from app.services.runtime import Runtime
-from tests.factories import make_matter, make_user
+from tests.factories import make_matter, make_user, pdf_with_a_refused_page
 from tests.integration.api.conftest import bearer
 from tests.integration.conftest import burst_worker
-from tests.integration.engines.test_engines import wide_page_pdf
 
 
 @pytest.fixture
@@ -107,12 +105,7 @@ async def test_retry_after_a_failure(
     tmp_path: Path,
 ) -> None:
     matter, user = member
-    make_born_digital_pdf(tmp_path / "ok.pdf", pages=1)
-    wide_page_pdf(tmp_path / "wide.pdf")
-    writer = PdfWriter()
-    for part in ("ok.pdf", "wide.pdf"):
-        writer.append(PdfReader(tmp_path / part))
-    writer.write(tmp_path / "doc.pdf")
+    pdf_with_a_refused_page(tmp_path / "doc.pdf", "dw")
     runtime.processor.engine = "tesseract"
     created = await upload(client, user, matter, tmp_path / "doc.pdf", chunkPages="1", engine="tesseract")
     document_id = created.json()["document"]["id"]

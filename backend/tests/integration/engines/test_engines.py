@@ -5,21 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reportlab.pdfgen import canvas
 
 from app.engines.errors import TesseractFailedError, UnknownEngineError
 from app.engines.pool import make_ocr_pool, recognize_in_process
 from app.engines.registry import available_engines, get_engine
 from app.pdf.samples import cer, make_born_digital_pdf, make_mixed_pdf, make_scanned_pdf
-
-
-def wide_page_pdf(path: Path) -> None:
-    """A 194-inch banner: 58,000 pixels wide at 300 DPI, more than tesseract accepts."""
-    pdf = canvas.Canvas(str(path), pagesize=(14000, 72))
-    pdf.setFont("Helvetica", 40)
-    pdf.drawString(10, 20, "A banner far too wide for tesseract")
-    pdf.showPage()
-    pdf.save()
+from tests.factories import wide_page_pdf
 
 
 def test_tesseract_reads_a_300_dpi_scan(tmp_path: Path) -> None:

@@ -173,16 +173,9 @@ async def test_reconciler_re_enqueues_after_redis_lost_everything(
 async def test_a_page_tesseract_refuses_fails_only_its_chunk(
     runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
 ) -> None:
-    from pypdf import PdfReader, PdfWriter
+    from tests.factories import pdf_with_a_refused_page
 
-    from tests.integration.engines.test_engines import wide_page_pdf
-
-    make_born_digital_pdf(tmp_path / "ok.pdf", pages=2, seed=6)
-    wide_page_pdf(tmp_path / "wide.pdf")
-    writer = PdfWriter()
-    for part in ("ok.pdf", "wide.pdf", "ok.pdf"):
-        writer.append(PdfReader(tmp_path / part))
-    writer.write(tmp_path / "three.pdf")
+    pdf_with_a_refused_page(tmp_path / "three.pdf", "ddwdd")
     runtime.processor.engine = "tesseract"
     started = await start_document(
         runtime.service,
