@@ -26,6 +26,7 @@ from app.core.errors import (
     RepositoryUnavailableError,
 )
 from app.db.errors import error_for_sqlstate
+from app.db.repository import chunk_payload
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import (
     ChunkProgress,
@@ -36,19 +37,6 @@ from app.models.ocr_chunk import (
 )
 
 _CHUNK = "public.document_ocr_chunks"
-
-
-def _chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str, Any]:
-    payload: dict[str, Any] = {
-        "chunk_index": chunk.chunk_index,
-        "page_start": chunk.page_start,
-        "page_end": chunk.page_end,
-        "input_storage_path": chunk.input_storage_path,
-        "input_checksum": chunk.input_checksum,
-    }
-    if matter_id is not None:
-        payload["matter_id"] = str(matter_id)
-    return payload
 
 
 class PostgresChunkRepository:
@@ -189,15 +177,13 @@ class PostgresChunkRepository:
     # -- chunk rows -----------------------------------------------------------
 
     async def create_chunk(self, chunk: DocumentOCRChunkCreate, max_attempts: int) -> DocumentOCRChunk:
-        created = await self._create(
-            chunk.document_id, [_chunk_payload(chunk, chunk.matter_id)], max_attempts
-        )
+        created = await self._create(chunk.document_id, [chunk_payload(chunk, chunk.matter_id)], max_attempts)
         return created[0]
 
     async def create_chunks(
         self, document_id: UUID, chunks: Sequence[ChunkRange], max_attempts: int
     ) -> list[DocumentOCRChunk]:
-        return await self._create(document_id, [_chunk_payload(c) for c in chunks], max_attempts)
+        return await self._create(document_id, [chunk_payload(c) for c in chunks], max_attempts)
 
     async def _create(
         self, document_id: UUID, payload: list[dict[str, Any]], max_attempts: int

@@ -13,7 +13,7 @@ translated inside the implementation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 from uuid import UUID
 
 from app.models.document import Document, DocumentCreate, DocumentStatus
@@ -24,6 +24,20 @@ from app.models.ocr_chunk import (
     DocumentOCRChunk,
     DocumentOCRChunkCreate,
 )
+
+
+def chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str, Any]:
+    """One element of ocr_create_chunks' p_chunks argument, as both implementations send it."""
+    payload: dict[str, Any] = {
+        "chunk_index": chunk.chunk_index,
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+        "input_storage_path": chunk.input_storage_path,
+        "input_checksum": chunk.input_checksum,
+    }
+    if matter_id is not None:
+        payload["matter_id"] = str(matter_id)
+    return payload
 
 
 class ChunkRepository(Protocol):

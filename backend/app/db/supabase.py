@@ -16,17 +16,14 @@ before it parses the body. Those and transport errors are retryable.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 from uuid import UUID
 
 import httpx
 from postgrest.exceptions import APIError
 from postgrest.types import ReturnMethod
-from pydantic import BaseModel, ValidationError
 from supabase import AsyncClient, AsyncClientOptions, AsyncSupabaseException, acreate_client
 
 from app.core.errors import (
@@ -39,7 +36,9 @@ from app.core.errors import (
     RepositoryError,
     RepositoryUnavailableError,
 )
+from app.db._postgrest import UnavailableResponse, first, install_hook, models, reject_unavailable
 from app.db.errors import error_for_sqlstate
+from app.db.repository import chunk_payload
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import (
     ChunkProgress,
@@ -52,76 +51,6 @@ from app.models.ocr_chunk import (
 CHUNKS = "document_ocr_chunks"
 DOCUMENTS = "documents"
 
-_SQLSTATE = re.compile(r"[0-9A-Z]{5}")  # PostgREST's own codes are PGRST + 3 digits
-# Statuses meaning "try again later" when the body names no SQLSTATE (same set as the blob store).
-_RETRY_LATER_STATUS = frozenset({408, 429})
-
-M = TypeVar("M", bound=BaseModel)
-
-
-class _UnavailableResponse(Exception):
-    """Raised by the response hook; turned into RepositoryUnavailableError by ``_translated``."""
-
-    def __init__(self, status: int, code: str | None) -> None:
-        super().__init__(f"HTTP {status}" + (f" ({code})" if code else ""))
-        self.status = status
-        self.code = code
-
-
-def _error_code(response: httpx.Response) -> str | None:
-    try:
-        body = json.loads(response.content)
-    except ValueError:  # a proxy's HTML page, or no body at all
-        return None
-    code = body.get("code") if isinstance(body, dict) else None
-    return code if isinstance(code, str) else None
-
-
-async def _reject_unavailable(response: httpx.Response) -> None:
-    """httpx response hook: raise for answers that mean the database is out of reach."""
-    if response.status_code < 500 and response.status_code not in _RETRY_LATER_STATUS:
-        return
-    await response.aread()
-    code = _error_code(response)
-    if code is None or not _SQLSTATE.fullmatch(code):
-        raise _UnavailableResponse(response.status_code, code)
-
-
-def _install_hook(http: httpx.AsyncClient) -> None:
-    hooks = http.event_hooks
-    if _reject_unavailable not in hooks["response"]:
-        http.event_hooks = {
-            "request": hooks["request"],
-            "response": [*hooks["response"], _reject_unavailable],
-        }
-
-
-def _models(model: type[M], data: object, source: str) -> list[M]:
-    if not isinstance(data, list):
-        raise RepositoryError(f"{source} returned {type(data).__name__}, expected a JSON array of rows")
-    try:
-        return [model.model_validate(row) for row in data]
-    except ValidationError as exc:
-        raise RepositoryError(f"{source} returned a row that is not a {model.__name__}: {exc}") from exc
-
-
-def _first(model: type[M], data: object, source: str) -> M | None:
-    rows = _models(model, data, source)
-    return rows[0] if rows else None
-
-
-def _chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str, Any]:
-    payload: dict[str, Any] = {
-        "chunk_index": chunk.chunk_index,
-        "page_start": chunk.page_start,
-        "page_end": chunk.page_end,
-        "input_storage_path": chunk.input_storage_path,
-        "input_checksum": chunk.input_checksum,
-    }
-    if matter_id is not None:
-        payload["matter_id"] = str(matter_id)
-    return payload
-
 
 def _id(value: UUID | None) -> str | None:
     return str(value) if value is not None else None
@@ -131,13 +60,13 @@ class SupabaseChunkRepository:
     def __init__(self, client: AsyncClient) -> None:
         """Use ``client`` (its PostgREST session gets the unavailable-response hook); close() closes it."""
         self._client = client
-        _install_hook(client.postgrest.session)
+        install_hook(client.postgrest.session)
 
     @classmethod
     async def connect(cls, url: str, service_role_key: str, *, request_timeout: float = 30) -> Self:
         """A client with one HTTP/1.1 connection pool for the process, closed by close()."""
         http = httpx.AsyncClient(
-            timeout=httpx.Timeout(request_timeout), event_hooks={"response": [_reject_unavailable]}
+            timeout=httpx.Timeout(request_timeout), event_hooks={"response": [reject_unavailable]}
         )
         options = AsyncClientOptions(
             auto_refresh_token=False,  # a service role key has no user session to refresh
@@ -177,7 +106,7 @@ class SupabaseChunkRepository:
             raise error_for_sqlstate(
                 exc.code, exc.message or "PostgREST error", on_unique=on_unique, on_foreign_key=on_foreign_key
             ) from exc
-        except _UnavailableResponse as exc:
+        except UnavailableResponse as exc:
             raise RepositoryUnavailableError(
                 f"Supabase API unavailable: {exc}", status=exc.status, error_code=exc.code
             ) from exc
@@ -190,10 +119,10 @@ class SupabaseChunkRepository:
         return response.data
 
     async def _rpc_chunks(self, function: str, params: dict[str, Any]) -> list[DocumentOCRChunk]:
-        return _models(DocumentOCRChunk, await self._rpc(function, params), function)
+        return models(DocumentOCRChunk, await self._rpc(function, params), function)
 
     async def _rpc_chunk(self, function: str, params: dict[str, Any]) -> DocumentOCRChunk | None:
-        return _first(DocumentOCRChunk, await self._rpc(function, params), function)
+        return first(DocumentOCRChunk, await self._rpc(function, params), function)
 
     async def _rpc_flag(self, function: str, params: dict[str, Any]) -> bool:
         value = await self._rpc(function, params)
@@ -221,7 +150,7 @@ class SupabaseChunkRepository:
         row = document.model_dump(mode="json", exclude_none=True)  # omitted columns take their defaults
         async with self._translated(on_unique=DuplicateDocumentError, on_foreign_key=MatterNotFoundError):
             response = await self._client.table(DOCUMENTS).insert(row).execute()
-        created = _first(Document, response.data, f"insert into {DOCUMENTS}")
+        created = first(Document, response.data, f"insert into {DOCUMENTS}")
         if created is None:
             raise RepositoryError(f"insert into {DOCUMENTS} returned no row")
         return created
@@ -229,7 +158,7 @@ class SupabaseChunkRepository:
     async def get_document(self, document_id: UUID) -> Document | None:
         async with self._translated():
             response = await self._client.table(DOCUMENTS).select("*").eq("id", str(document_id)).execute()
-        return _first(Document, response.data, DOCUMENTS)
+        return first(Document, response.data, DOCUMENTS)
 
     async def set_document_status(
         self,
@@ -250,7 +179,7 @@ class SupabaseChunkRepository:
                 "p_error_message": error_message,
             },
         )
-        return _first(Document, data, "ocr_set_document_status")
+        return first(Document, data, "ocr_set_document_status")
 
     async def refresh_document_status(self, document_id: UUID) -> DocumentStatus | None:
         value = await self._rpc("ocr_refresh_document_status", {"p_document_id": str(document_id)})
@@ -271,20 +200,18 @@ class SupabaseChunkRepository:
 
     async def documents_ready_to_merge(self, limit: int) -> list[Document]:
         data = await self._rpc("ocr_documents_ready_to_merge", {"p_limit": limit})
-        return _models(Document, data, "ocr_documents_ready_to_merge")
+        return models(Document, data, "ocr_documents_ready_to_merge")
 
     # -- chunk rows -----------------------------------------------------------
 
     async def create_chunk(self, chunk: DocumentOCRChunkCreate, max_attempts: int) -> DocumentOCRChunk:
-        created = await self._create(
-            chunk.document_id, [_chunk_payload(chunk, chunk.matter_id)], max_attempts
-        )
+        created = await self._create(chunk.document_id, [chunk_payload(chunk, chunk.matter_id)], max_attempts)
         return created[0]
 
     async def create_chunks(
         self, document_id: UUID, chunks: Sequence[ChunkRange], max_attempts: int
     ) -> list[DocumentOCRChunk]:
-        return await self._create(document_id, [_chunk_payload(c) for c in chunks], max_attempts)
+        return await self._create(document_id, [chunk_payload(c) for c in chunks], max_attempts)
 
     async def _create(
         self, document_id: UUID, payload: list[dict[str, Any]], max_attempts: int
@@ -295,7 +222,7 @@ class SupabaseChunkRepository:
             on_unique=DuplicateChunkError,
             on_foreign_key=DocumentNotFoundError,
         )
-        rows = _models(DocumentOCRChunk, data, "ocr_create_chunks")
+        rows = models(DocumentOCRChunk, data, "ocr_create_chunks")
         if len(rows) != len(payload):  # the function inserts nothing when the document is missing
             raise DocumentNotFoundError(f"document {document_id} does not exist", document_id=document_id)
         return sorted(rows, key=lambda c: c.chunk_index)
@@ -303,7 +230,7 @@ class SupabaseChunkRepository:
     async def get_chunk(self, chunk_id: UUID) -> DocumentOCRChunk | None:
         async with self._translated():
             response = await self._client.table(CHUNKS).select("*").eq("id", str(chunk_id)).execute()
-        return _first(DocumentOCRChunk, response.data, CHUNKS)
+        return first(DocumentOCRChunk, response.data, CHUNKS)
 
     async def list_chunks(
         self,
@@ -322,7 +249,7 @@ class SupabaseChunkRepository:
             query = query.limit(limit)
         async with self._translated():
             response = await query.execute()
-        return _models(DocumentOCRChunk, response.data, CHUNKS)
+        return models(DocumentOCRChunk, response.data, CHUNKS)
 
     async def update_status(
         self,
@@ -347,7 +274,7 @@ class SupabaseChunkRepository:
                 .eq("status", expected.value)
                 .execute()
             )
-        return _first(DocumentOCRChunk, response.data, CHUNKS)
+        return first(DocumentOCRChunk, response.data, CHUNKS)
 
     async def set_result(
         self, chunk_id: UUID, result_storage_path: str, result_checksum: str
@@ -360,7 +287,7 @@ class SupabaseChunkRepository:
                 .in_("status", [ChunkStatus.PROCESSING.value, ChunkStatus.COMPLETED.value])
                 .execute()
             )
-        return _first(DocumentOCRChunk, response.data, CHUNKS)
+        return first(DocumentOCRChunk, response.data, CHUNKS)
 
     # -- lease protocol -------------------------------------------------------
 
@@ -460,5 +387,5 @@ class SupabaseChunkRepository:
     async def progress(self, document_id: UUID) -> ChunkProgress:
         data = await self._rpc("ocr_chunk_progress", {"p_document_id": str(document_id)})
         # a returns-table function: one row, even for a document without chunks
-        progress = _first(ChunkProgress, data, "ocr_chunk_progress")
+        progress = first(ChunkProgress, data, "ocr_chunk_progress")
         return progress or ChunkProgress.model_validate({"document_id": document_id})
