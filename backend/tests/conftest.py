@@ -74,10 +74,10 @@ def database_url(postgres_server_dsn: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def settings(database_url: str) -> Settings:
+def settings(database_url: str, redis_url: str) -> Settings:
     return load_settings(
         database_url=database_url,
-        redis_url=os.environ.get("REDIS_URL"),
+        redis_url=redis_url,
         environment="test",
         database_pool_max_size=20,
     )
