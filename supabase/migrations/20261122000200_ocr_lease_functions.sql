@@ -502,3 +502,20 @@ as $$
         select 1 from public.matter_members m where m.matter_id = p_matter_id and m.user_id = p_user_id
     );
 $$;
+
+-- What a progress poller needs in one round trip: the document and its chunk
+-- aggregates, or nothing when the document does not exist or the user is not
+-- a member of its matter (the API answers 404 for both).
+create or replace function public.ocr_document_progress_for_user(p_document_id uuid, p_user_id uuid)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+    select jsonb_build_object(
+               'document', to_jsonb(d),
+               'progress', (select to_jsonb(p) from public.ocr_chunk_progress(d.id) p))
+      from public.documents d
+     where d.id = p_document_id
+       and public.ocr_user_is_matter_member(d.matter_id, p_user_id);
+$$;

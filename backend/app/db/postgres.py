@@ -26,7 +26,7 @@ from app.core.errors import (
     RepositoryUnavailableError,
 )
 from app.db.errors import error_for_sqlstate
-from app.db.repository import chunk_payload
+from app.db.repository import chunk_payload, document_and_progress
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import (
     ChunkProgress,
@@ -113,6 +113,15 @@ class PostgresChunkRepository:
                 "select public.ocr_user_is_matter_member($1, $2)", matter_id, user_id
             )
         return bool(member)
+
+    async def progress_for_user(
+        self, document_id: UUID, user_id: UUID
+    ) -> tuple[Document, ChunkProgress] | None:
+        async with self._translated():
+            found = await self._pool.fetchval(
+                "select public.ocr_document_progress_for_user($1, $2)::text", document_id, user_id
+            )
+        return document_and_progress(found)
 
     # -- documents ------------------------------------------------------------
 

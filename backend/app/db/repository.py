@@ -12,10 +12,12 @@ translated inside the implementation.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 from uuid import UUID
 
+from app.core.errors import RepositoryError
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import (
     ChunkProgress,
@@ -40,6 +42,16 @@ def chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str,
     return payload
 
 
+def document_and_progress(found: object) -> tuple[Document, ChunkProgress] | None:
+    """Decode ocr_document_progress_for_user's JSON (text from asyncpg, parsed from PostgREST)."""
+    if found is None:
+        return None
+    data = json.loads(found) if isinstance(found, str) else found
+    if not isinstance(data, dict):
+        raise RepositoryError(f"ocr_document_progress_for_user returned {type(data).__name__}")
+    return Document.model_validate(data["document"]), ChunkProgress.model_validate(data["progress"])
+
+
 class ChunkRepository(Protocol):
     # -- matters ----------------------------------------------------------------
     async def get_or_create_matter(self, name: str) -> UUID:
@@ -47,6 +59,12 @@ class ChunkRepository(Protocol):
         ...
 
     async def is_matter_member(self, matter_id: UUID, user_id: UUID) -> bool: ...
+
+    async def progress_for_user(
+        self, document_id: UUID, user_id: UUID
+    ) -> tuple[Document, ChunkProgress] | None:
+        """The document and its progress in one round trip; None if absent or not the user's."""
+        ...
 
     # -- documents ------------------------------------------------------------
     async def create_document(self, document: DocumentCreate) -> Document: ...

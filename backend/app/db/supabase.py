@@ -38,7 +38,7 @@ from app.core.errors import (
 )
 from app.db._postgrest import UnavailableResponse, first, install_hook, models, reject_unavailable
 from app.db.errors import error_for_sqlstate
-from app.db.repository import chunk_payload
+from app.db.repository import chunk_payload, document_and_progress
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import (
     ChunkProgress,
@@ -143,6 +143,14 @@ class SupabaseChunkRepository:
         return await self._rpc_flag(
             "ocr_user_is_matter_member", {"p_matter_id": str(matter_id), "p_user_id": str(user_id)}
         )
+
+    async def progress_for_user(
+        self, document_id: UUID, user_id: UUID
+    ) -> tuple[Document, ChunkProgress] | None:
+        found = await self._rpc(
+            "ocr_document_progress_for_user", {"p_document_id": str(document_id), "p_user_id": str(user_id)}
+        )
+        return document_and_progress(found)
 
     # -- documents ------------------------------------------------------------
 

@@ -110,6 +110,16 @@ class OCRChunkService:
             raise DocumentNotFoundError(f"document {document.id} not found", document_id=document.id)
         return document
 
+    async def get_progress_for_user(
+        self, document_id: IdLike, user_id: UUID
+    ) -> tuple[Document, ChunkProgress]:
+        """A document and its progress in one round trip, for pollers; 404 semantics as above."""
+        doc_id = as_uuid(document_id, "document_id")
+        found = await self.repository.progress_for_user(doc_id, user_id)
+        if found is None:
+            raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
+        return found
+
     async def get_or_create_matter(self, name: str) -> UUID:
         if not name or len(name) > 500:
             raise InvalidInputError("a matter name must be 1 to 500 characters")

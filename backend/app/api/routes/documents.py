@@ -76,13 +76,15 @@ async def start_ocr(
 
 @router.get("/{document_id}/ocr/progress", response_model=ProgressView)
 async def progress(
-    document: AccessibleDocument,
+    document_id: str,
+    user: CurrentUser,
     service: ServiceDep,
     response: Response,
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> ProgressView | Response:
     """Progress for polling. Send the last ETag as If-None-Match: 304 while nothing changed."""
-    view = ProgressView.of(document, await service.get_chunk_progress(document.id), datetime.now(UTC))
+    document, chunk_progress = await service.get_progress_for_user(document_id, user)  # one round trip
+    view = ProgressView.of(document, chunk_progress, datetime.now(UTC))
     etag = view.etag()
     headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
     if if_none_match is not None and etag in {t.strip() for t in if_none_match.split(",")}:

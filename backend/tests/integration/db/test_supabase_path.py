@@ -246,3 +246,20 @@ async def test_every_rpc_the_client_names_exists_with_those_arguments(pool: asyn
         )
         assert found is not None, f"no SQL function {name}"
         assert arguments <= set(found), f"{name}: {sorted(arguments - set(found))} not in {found}"
+
+
+async def test_progress_for_a_member_in_one_call(
+    supabase_service: OCRChunkService, postgrest: FakePostgrest, pool: asyncpg.Pool
+) -> None:
+    from tests.factories import make_user
+
+    matter = await make_matter(pool)
+    member, stranger = await make_user(pool, matter), await make_user(pool)
+    document_id = await make_document(pool, matter, page_count=10)
+    await supabase_service.create_chunks_for_document(document_id, ranges(10, 5))
+    calls = len(postgrest.calls)
+    document, progress = await supabase_service.get_progress_for_user(document_id, member)
+    assert len(postgrest.calls) == calls + 1  # one round trip for the poller
+    assert (document.id, progress.total, progress.pages_total) == (document_id, 2, 10)
+    with pytest.raises(DocumentNotFoundError):
+        await supabase_service.get_progress_for_user(document_id, stranger)
