@@ -99,7 +99,8 @@ class FakePostgrest:
         else:
             sql = f"select to_jsonb({call})"
         result = await self.pool.fetchval(sql, json.dumps(args))
-        return httpx.Response(200, content=result.encode(), headers={"content-type": "application/json"})
+        body = "null" if result is None else result  # a function returning NULL answers JSON null
+        return httpx.Response(200, content=body.encode(), headers={"content-type": "application/json"})
 
     async def _table(
         self, method: str, table: str, params: list[tuple[str, str]], body: Any
