@@ -126,4 +126,4 @@ class WorkerSettings:
     job_completion_wait = get_settings().worker_grace_seconds
     health_check_interval = 30
     health_check_key = HEALTH_CHECK_KEY
-    poll_delay = 0.2
+    poll_delay = 0.05  # arq sleeps this long between queue polls; short chunks must not wait on it

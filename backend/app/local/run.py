@@ -182,7 +182,7 @@ async def _wait(
             if processes.alive() == 0 and len(finished) < len(docs):
                 raise OCRError("every worker process exited before the documents finished")
             if len(finished) < len(docs):
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.1)
     return finished
 
 
