@@ -8,23 +8,17 @@ SQL functions carry out the lease protocol atomically with database time.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import weakref
 from collections.abc import Sequence
-from typing import TypeVar
 from uuid import UUID
-
-from pydantic import BaseModel, ValidationError
 
 from app.core.config import RepositoryBackend, Settings, get_settings
 from app.core.errors import (
     ChunkNotFoundError,
     ConfigurationError,
     DocumentNotFoundError,
-    DuplicateChunkError,
     InvalidInputError,
     InvalidStatusTransitionError,
-    LeaseLostError,
     MatterNotFoundError,
 )
 from app.core.logging import get_logger
@@ -40,40 +34,17 @@ from app.models.ocr_chunk import (
     DocumentOCRChunkUpdate,
     is_valid_transition,
 )
+from app.services.validation import (
+    IdLike,
+    as_uuid,
+    check_ranges,
+    lease_lost,
+    result_fields,
+    validated,
+    worker_id_of,
+)
 
 log = get_logger(__name__)
-
-IdLike = UUID | str
-
-
-def as_uuid(value: IdLike, what: str = "id") -> UUID:
-    """Parse an id, raising InvalidInputError (never ValueError) for garbage."""
-    if isinstance(value, UUID):
-        return value
-    try:
-        return UUID(str(value))
-    except (ValueError, TypeError, AttributeError):
-        raise InvalidInputError(f"{what} is not a valid UUID: {value!r}") from None
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def _validated(model: type[M], value: object) -> M:
-    if isinstance(value, model):
-        return value
-    try:
-        return model.model_validate(value)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or model.__name__
-        raise InvalidInputError(f"invalid {where}: {first['msg']}") from None
-
-
-def _worker(worker_id: str) -> str:
-    if not isinstance(worker_id, str) or not worker_id.strip() or len(worker_id) > 200:
-        raise InvalidInputError("worker_id must be a non-empty string of at most 200 characters")
-    return worker_id
 
 
 class OCRChunkService:
@@ -87,7 +58,7 @@ class OCRChunkService:
     # -- documents ------------------------------------------------------------
 
     async def create_document(self, document: DocumentCreate | dict[str, object]) -> Document:
-        return await self.repository.create_document(_validated(DocumentCreate, document))
+        return await self.repository.create_document(validated(DocumentCreate, document))
 
     async def get_document(self, document_id: IdLike) -> Document:
         doc_id = as_uuid(document_id, "document_id")
@@ -159,9 +130,9 @@ class OCRChunkService:
     # -- creating chunks ------------------------------------------------------
 
     async def create_chunk(self, chunk: DocumentOCRChunkCreate | dict[str, object]) -> DocumentOCRChunk:
-        data = _validated(DocumentOCRChunkCreate, chunk)
+        data = validated(DocumentOCRChunkCreate, chunk)
         document = await self.get_document(data.document_id)
-        _check_ranges(document, [data])
+        check_ranges(document, [data])
         created = await self.repository.create_chunk(data, self.settings.ocr_max_attempts)
         log.info(
             "chunk_created",
@@ -178,11 +149,11 @@ class OCRChunkService:
     ) -> list[DocumentOCRChunk]:
         """Create every chunk row of a document in one statement: all or nothing."""
         doc_id = as_uuid(document_id, "document_id")
-        ranges = [_validated(ChunkRange, c) for c in chunks]
+        ranges = [validated(ChunkRange, c) for c in chunks]
         if not ranges:
             raise InvalidInputError("a document needs at least one chunk")
         document = await self.get_document(doc_id)
-        _check_ranges(document, ranges)
+        check_ranges(document, ranges)
         created = await self.repository.create_chunks(doc_id, ranges, self.settings.ocr_max_attempts)
         log.info("chunks_created", document_id=str(doc_id), chunks=len(created))
         return created
@@ -234,7 +205,7 @@ class OCRChunkService:
         update = (
             status
             if isinstance(status, DocumentOCRChunkUpdate)
-            else _validated(
+            else validated(
                 DocumentOCRChunkUpdate,
                 {"status": status, "error_code": error_code, "error_message": error_message},
             )
@@ -284,7 +255,7 @@ class OCRChunkService:
     ) -> DocumentOCRChunk:
         """Point a processing or completed chunk at a (replacement) stored result."""
         cid = as_uuid(chunk_id, "chunk_id")
-        path, checksum = _result(result_storage_path, result_checksum)
+        path, checksum = result_fields(result_storage_path, result_checksum)
         updated = await self.repository.set_result(cid, path, checksum)
         if updated is None:
             current = await self.get_chunk(cid)
@@ -299,13 +270,13 @@ class OCRChunkService:
 
     async def claim_chunk(self, chunk_id: IdLike, worker_id: str) -> DocumentOCRChunk | None:
         """Lease this chunk if it is pending and due; None otherwise (a duplicate delivery)."""
-        return await self.repository.claim(as_uuid(chunk_id, "chunk_id"), _worker(worker_id))
+        return await self.repository.claim(as_uuid(chunk_id, "chunk_id"), worker_id_of(worker_id))
 
     async def claim_next_chunk(
         self, worker_id: str, document_id: IdLike | None = None
     ) -> DocumentOCRChunk | None:
         doc_id = as_uuid(document_id, "document_id") if document_id is not None else None
-        return await self.repository.claim_next(_worker(worker_id), doc_id)
+        return await self.repository.claim_next(worker_id_of(worker_id), doc_id)
 
     async def update_heartbeat(self, lease: ChunkLease) -> bool:
         """Extend the lease; False means it is lost and the worker must stop and write nothing."""
@@ -315,19 +286,19 @@ class OCRChunkService:
         self, lease: ChunkLease, result_storage_path: str, result_checksum: str
     ) -> None:
         """Remember the uploaded result under the lease, so a crash before complete loses no OCR."""
-        path, checksum = _result(result_storage_path, result_checksum)
+        path, checksum = result_fields(result_storage_path, result_checksum)
         if not await self.repository.record_result(
             lease.chunk_id, lease.worker_id, lease.attempt, path, checksum
         ):
-            raise _lease_lost(lease)
+            raise lease_lost(lease)
 
     async def complete_chunk(
         self, lease: ChunkLease, result_storage_path: str, result_checksum: str
     ) -> DocumentOCRChunk:
-        path, checksum = _result(result_storage_path, result_checksum)
+        path, checksum = result_fields(result_storage_path, result_checksum)
         done = await self.repository.complete(lease.chunk_id, lease.worker_id, lease.attempt, path, checksum)
         if done is None:
-            raise _lease_lost(lease)
+            raise lease_lost(lease)
         return done
 
     async def fail_chunk(
@@ -349,7 +320,7 @@ class OCRChunkService:
             retryable,
         )
         if failed is None:
-            raise _lease_lost(lease)
+            raise lease_lost(lease)
         log.info(
             "chunk_failed",
             chunk_id=str(failed.id),
@@ -415,52 +386,6 @@ class OCRChunkService:
     ) -> list[DocumentOCRChunk]:
         """Pending chunks due (by database time) at least overdue_seconds ago, oldest first."""
         return await self.repository.due_pending(limit, overdue_seconds)
-
-
-def _lease_lost(lease: ChunkLease) -> LeaseLostError:
-    return LeaseLostError(
-        f"lease on chunk {lease.chunk_id} (worker {lease.worker_id}, attempt {lease.attempt}) is lost",
-        chunk_id=lease.chunk_id,
-        attempt=lease.attempt,
-        worker_id=lease.worker_id,
-    )
-
-
-def _result(path: str, checksum: str) -> tuple[str, str]:
-    if not isinstance(path, str) or not path or len(path) > 1024:
-        raise InvalidInputError("result_storage_path must be 1 to 1024 characters")
-    if (
-        not isinstance(checksum, str)
-        or len(checksum) != 64
-        or any(c not in "0123456789abcdef" for c in checksum)
-    ):
-        raise InvalidInputError("result_checksum must be a lowercase SHA-256 hex digest")
-    return path, checksum
-
-
-def _check_ranges(document: Document, ranges: Sequence[ChunkRange]) -> None:
-    """Refuse duplicate indexes, overlapping ranges and pages past the document's end."""
-    seen: set[int] = set()
-    for r in ranges:
-        if r.chunk_index in seen:
-            raise DuplicateChunkError(
-                f"chunk_index {r.chunk_index} appears twice for document {document.id}",
-                document_id=document.id,
-                chunk_index=r.chunk_index,
-            )
-        seen.add(r.chunk_index)
-        if r.page_end > document.page_count:
-            raise InvalidInputError(
-                f"chunk {r.chunk_index} ends at page {r.page_end} but the document has "
-                f"{document.page_count} pages"
-            )
-    ordered = sorted(ranges, key=lambda r: r.page_start)
-    for before, after in itertools.pairwise(ordered):
-        if after.page_start <= before.page_end:
-            raise InvalidInputError(
-                f"chunks {before.chunk_index} and {after.chunk_index} overlap "
-                f"(pages {before.page_start}-{before.page_end} and {after.page_start}-{after.page_end})"
-            )
 
 
 # -- one service per process ----------------------------------------------------
