@@ -50,28 +50,17 @@ def ranges(page_count: int, chunk_pages: int) -> list[ChunkRange]:
     ]
 
 
-def wide_page_pdf(path: Path) -> None:
-    """A 194-inch banner: 58,000 pixels wide at 300 DPI, more than tesseract accepts."""
-    from reportlab.pdfgen import canvas
-
-    pdf = canvas.Canvas(str(path), pagesize=(14000, 72))
-    pdf.setFont("Helvetica", 40)
-    pdf.drawString(10, 20, "A banner far too wide for tesseract")
-    pdf.showPage()
-    pdf.save()
-
-
 def pdf_with_a_refused_page(path: Path, kinds: str) -> Path:
-    """Pages by kind: 'd' a born-digital text page, 'w' a page tesseract refuses (see wide_page_pdf)."""
+    """Pages by kind: 'd' a born-digital text page, 'w' a page tesseract refuses (make_wide_page_pdf)."""
     from pypdf import PdfReader, PdfWriter
 
-    from app.pdf.samples import make_born_digital_pdf
+    from app.pdf.samples import make_born_digital_pdf, make_wide_page_pdf
 
     writer = PdfWriter()
     for index, kind in enumerate(kinds):
         part = path.with_suffix(f".part{index}.pdf")
         if kind == "w":
-            wide_page_pdf(part)
+            make_wide_page_pdf(part)
         else:
             make_born_digital_pdf(part, 1, seed=index)
         writer.append(PdfReader(part))

@@ -1,9 +1,22 @@
-"""Running the tesseract binary: one process per page, image in a temporary file, TSV on stdout.
+"""Running the tesseract binary (kept apart from the engine adapter, as OCRmyPDF does).
 
-The image goes through a file, not stdin: tesseract reads stdin a character
-at a time, which on an 8 MB 300 DPI page cost about 20 % of the page's time
-(1.13 s against 0.92 s per page, median of 6, measured here). The file lives
-in /dev/shm where there is one, so it never touches a disk.
+One tesseract process reads a batch of page images listed in a text file and
+writes TSV (words with boxes and confidences, and a row per page) to stdout:
+text and confidences in one invocation. Measured here on 300 DPI letter pages
+(tesseract 5.3, OMP_THREAD_LIMIT=1, one core), seconds per page:
+
+- a process per page, PGM file: 0.93-1.12; the same page read from stdin:
+  1.04 (tesseract reads stdin a character at a time);
+- starting tesseract and loading its model costs 0.13 per process, so a
+  batch of pages per process: 0.92 with PGM files, 0.79 with uncompressed
+  TIFF (read faster than PNM; PNG 0.81, but it costs 45 ms to encode).
+
+So: uncompressed TIFF files in a scratch directory in memory (/dev/shm when it
+has room), a batch per process. The whole engine (render + OCR) on an 8-page
+scan went from 1.05-1.27 s a page (a process and a PGM file per page) to
+0.83-0.88, with the same text (CER 0.0 on both). A batch that fails is
+finished one image at a time from the first image without output, so the
+error names the image that causes it.
 """
 
 from __future__ import annotations
@@ -14,14 +27,18 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from app.engines.errors import EngineUnavailableError, TesseractFailedError, TesseractTimeoutError
 
 # tesseract's own OpenMP threads fight over the cores our process pool already fills.
 _ENV = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-_SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+_SHM = Path("/dev/shm")
+_SHM_MIN_FREE = 512 * 2**20  # a batch of 8 letter pages is 68 MB; leave room for other processes
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,54 +71,136 @@ def tesseract_version() -> str:
     return first[0].strip() if first else "tesseract"
 
 
-def run_tesseract_tsv(
-    image: bytes, *, dpi: int = 300, language: str = "eng", timeout: float = 300
-) -> list[TsvWord]:
-    """OCR one image (any format leptonica reads; PNM is cheapest) and return its words."""
-    with tempfile.NamedTemporaryFile(suffix=".pgm", dir=_SCRATCH) as page:
-        page.write(image)
-        page.flush()
+@cache
+def check_language(language: str) -> None:
+    """A missing language pack is a deployment problem, not a bad page: say so before any page."""
+    out = subprocess.run(
+        [tesseract_binary(), "--list-langs"], capture_output=True, text=True, check=False, env=_ENV
+    )
+    lines = out.stdout.splitlines() if out.returncode == 0 else []
+    installed = {line.strip() for line in lines[1:]}  # the first line is a heading
+    missing = [lang for lang in language.split("+") if lang not in installed]
+    if missing:
+        raise EngineUnavailableError(
+            f"tesseract has no language data for {', '.join(missing)} "
+            f"(apt-get install tesseract-ocr-{missing[0]})"
+        )
+
+
+@contextmanager
+def scratch_directory() -> Iterator[Path]:
+    """A private directory for page images, in memory when /dev/shm has room."""
+    root: Path | None = None
+    if os.access(_SHM, os.W_OK):
+        stats = os.statvfs(_SHM)
+        if stats.f_bavail * stats.f_frsize >= _SHM_MIN_FREE:
+            root = _SHM
+    with tempfile.TemporaryDirectory(prefix="chunk-ocr-tess-", dir=root) as directory:
+        yield Path(directory)
+
+
+def run_tesseract(
+    images: Sequence[Path], *, dpi: int = 300, language: str = "eng", timeout_per_image: float = 300
+) -> list[list[TsvWord]]:
+    """OCR images in one tesseract process; the words of each image, in order.
+
+    Raises TesseractFailedError (context image_index) for an image tesseract
+    refuses, TesseractTimeoutError when it runs past timeout_per_image a page.
+    """
+    done: list[list[TsvWord]] = []
+    if len(images) > 1:
+        listing = images[0].parent / "images.txt"
+        listing.write_text("".join(f"{path}\n" for path in images))
         try:
-            done = subprocess.run(
-                [tesseract_binary(), page.name, "stdout", "--dpi", str(dpi), "-l", language, "tsv"],
-                capture_output=True,
-                timeout=timeout,
-                check=False,
-                env=_ENV,
-            )
-        except subprocess.TimeoutExpired:
-            raise TesseractTimeoutError(f"tesseract took more than {timeout:.0f} s on a page") from None
+            tsv = _invoke(str(listing), dpi, language, timeout_per_image * len(images))
+            return _words_of_pages(tsv, len(images))
+        except _Failed as failed:
+            done = _complete_pages(failed.stdout, len(images))
+    # One image at a time (after a failed batch: from the first image without output, so the
+    # first one that fails alone is the culprit).
+    for index in range(len(done), len(images)):
+        try:
+            done.append(_words_of_pages(_invoke(str(images[index]), dpi, language, timeout_per_image), 1)[0])
+        except _Failed as failed:
+            raise TesseractFailedError(failed.message, image_index=index) from None
+    return done
+
+
+class _Failed(Exception):
+    def __init__(self, message: str, stdout: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.stdout = stdout
+
+
+def _invoke(source: str, dpi: int, language: str, timeout: float) -> str:
+    try:
+        done = subprocess.run(
+            [tesseract_binary(), source, "stdout", "--dpi", str(dpi), "-l", language, "tsv"],
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            env=_ENV,
+        )
+    except subprocess.TimeoutExpired:
+        raise TesseractTimeoutError(f"tesseract ran for more than {timeout:.0f} s") from None
+    stdout = done.stdout.decode("utf-8", "replace")
     if done.returncode != 0:
-        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise TesseractFailedError(
-            f"tesseract exited with {done.returncode}: {detail[-1] if detail else 'no message'}"
-        )
-    return parse_tsv(done.stdout.decode("utf-8", "replace"))
+        detail = [
+            line.strip()
+            for line in done.stderr.decode("utf-8", "replace").splitlines()
+            if line.strip() and line.strip() != "Error during processing."  # generic: the cause is above
+        ]
+        reason = detail[-1] if detail else "no message"
+        raise _Failed(f"tesseract exited with {done.returncode}: {reason}", stdout)
+    return stdout
 
 
-def parse_tsv(tsv: str) -> list[TsvWord]:
-    words = []
-    for row in csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE):
-        text = (row.get("text") or "").strip()
-        if row.get("level") != "5" or not text:
+def _rows(tsv: str) -> Iterator[dict[str, str]]:
+    yield from csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE)
+
+
+def _complete_pages(tsv: str, expected: int) -> list[list[TsvWord]]:
+    """The pages a failed batch finished before it stopped (tesseract writes a page's rows at once)."""
+    seen = {int(row["page_num"]) for row in _rows(tsv) if row.get("level") == "1"}
+    finished = 0
+    while finished + 1 in seen and finished < expected:
+        finished += 1
+    return _words_of_pages(tsv, finished) if finished else []
+
+
+def _words_of_pages(tsv: str, expected: int) -> list[list[TsvWord]]:
+    pages: list[list[TsvWord]] = [[] for _ in range(expected)]
+    seen: set[int] = set()
+    for row in _rows(tsv):
+        level = row.get("level")
+        if level == "1":
+            seen.add(int(row["page_num"]))
             continue
-        words.append(
-            TsvWord(
-                block=int(row["block_num"]),
-                paragraph=int(row["par_num"]),
-                line=int(row["line_num"]),
-                text=text,
-                confidence=max(0.0, float(row["conf"])),
-                left=int(row["left"]),
-                top=int(row["top"]),
-                width=int(row["width"]),
-                height=int(row["height"]),
+        text = (row.get("text") or "").strip()
+        if level != "5" or not text:
+            continue
+        number = int(row["page_num"])
+        if 1 <= number <= expected:
+            pages[number - 1].append(
+                TsvWord(
+                    block=int(row["block_num"]),
+                    paragraph=int(row["par_num"]),
+                    line=int(row["line_num"]),
+                    text=text,
+                    confidence=max(0.0, float(row["conf"])),
+                    left=int(row["left"]),
+                    top=int(row["top"]),
+                    width=int(row["width"]),
+                    height=int(row["height"]),
+                )
             )
-        )
-    return words
+    if not set(range(1, expected + 1)) <= seen:
+        raise TesseractFailedError(f"tesseract returned {len(seen)} of {expected} pages")
+    return pages
 
 
-def words_to_text(words: list[TsvWord]) -> str:
+def words_to_text(words: Sequence[TsvWord]) -> str:
     """Lines joined by newlines, paragraphs and blocks by a blank line, as tesseract's txt output."""
     out: list[str] = []
     previous: tuple[int, int, int] | None = None

@@ -1,16 +1,32 @@
-"""The default: the text layer where a page has real text, tesseract elsewhere."""
+"""The default engine: the text layer where a page has real text, tesseract elsewhere.
+
+The rule, per page:
+
+1. Real text: at least MIN_VISIBLE_CHARS (16) non-whitespace characters, of
+   which at least 90 % are printable (unmapped glyphs come out as U+FFFD or
+   control characters) and at least half are letters or digits (a garbage
+   OCR layer over a scan is mostly punctuation and stray marks: ``.,'~|``).
+2. A page with real text but less than SUBSTANTIAL_CHARS (200) of it, on
+   which images cover at least half the page, is a scan with a stamp (a Bates
+   number, a page header) added as text: it is OCR'd, or its body would be
+   lost.
+3. Otherwise real text is used as is (source "text-layer", confidence 1.0);
+   every other page goes to tesseract (source "ocr"), in batches.
+"""
 
 from __future__ import annotations
 
-from app.engines._pages import load_page, open_pdf, page_text
+import pypdfium2 as pdfium
+
+from app.engines._pages import image_coverage, load_page, open_pdf, page_text
 from app.engines.base import PageResult
 from app.engines.tesseract import TesseractEngine
 
-# "Real text": at least this many visible characters, nearly all of them
-# printable. Scans with an empty or garbage text layer (unmapped glyphs come
-# out as U+FFFD or control characters) fall through to OCR.
 MIN_VISIBLE_CHARS = 16
 MIN_PRINTABLE_SHARE = 0.9
+MIN_ALNUM_SHARE = 0.5
+SUBSTANTIAL_CHARS = 200
+SCAN_IMAGE_COVERAGE = 0.5
 
 
 def has_real_text(text: str) -> bool:
@@ -18,7 +34,8 @@ def has_real_text(text: str) -> bool:
     if len(visible) < MIN_VISIBLE_CHARS:
         return False
     printable = sum(1 for c in visible if c.isprintable() and c != "\ufffd")
-    return printable / len(visible) >= MIN_PRINTABLE_SHARE
+    alnum = sum(1 for c in visible if c.isalnum())
+    return printable >= MIN_PRINTABLE_SHARE * len(visible) and alnum >= MIN_ALNUM_SHARE * len(visible)
 
 
 class AutoEngine:
@@ -31,17 +48,28 @@ class AutoEngine:
         return f"auto (text layer + {self.tesseract.version()})"
 
     def recognize(self, pdf_bytes: bytes, first_page_number: int) -> list[PageResult]:
-        results = []
+        results: list[PageResult] = []
+        to_ocr: list[int] = []
         with open_pdf(pdf_bytes) as document:
             for index in range(len(document)):
                 number = first_page_number + index
                 page = load_page(document, index, number)
                 try:
                     text = page_text(page)
-                    if has_real_text(text):
+                    if _use_text_layer(text, page):
                         results.append(PageResult(number, text, 1.0, "text-layer"))
                     else:
-                        results.append(self.tesseract.recognize_page(page, number))
+                        to_ocr.append(index)
                 finally:
                     page.close()
-        return results
+            if to_ocr:
+                results += self.tesseract.recognize_pages(document, to_ocr, first_page_number)
+        return sorted(results, key=lambda result: result.page_number)
+
+
+def _use_text_layer(text: str, page: pdfium.PdfPage) -> bool:
+    if not has_real_text(text):
+        return False
+    if sum(1 for c in text if not c.isspace()) >= SUBSTANTIAL_CHARS:
+        return True
+    return image_coverage(page) < SCAN_IMAGE_COVERAGE  # a short text over a full-page image: a stamp

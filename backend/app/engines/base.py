@@ -2,8 +2,20 @@
 
 An engine turns one chunk's PDF bytes into one PageResult per page. It is
 synchronous and CPU-bound: it runs inside an OCR worker process (see
-pool.py), is built there by name from the registry, and returns plain
-picklable records.
+pool.py), is built there by name from the registry (so the engine object
+itself never crosses a process boundary), and returns plain picklable
+records.
+
+Contract for implementations:
+
+- one result per page of the chunk, in page order, numbered from
+  first_page_number (the chunk's first page in the whole document);
+- a page with nothing on it is a result with empty text, not an error;
+- failures raise app.engines.errors classes, whose `retryable` says whether
+  another attempt can succeed (a page PDFium cannot render or tesseract
+  refuses: never; a timeout or an unreachable service: maybe); a missing
+  binary, language or credential is EngineUnavailableError, raised when the
+  engine is built, before any page.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Engines by name; each process builds an engine once and keeps it."""
+"""Engines by name; each process builds an engine once and keeps it.
+
+Engines are imported on first use, inside the OCR process that runs them, so
+a worker only pays for (and only needs) the engine it is configured with.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections.abc import Callable
 from functools import cache
 
 from app.engines.base import OcrEngine
-from app.engines.errors import UnknownEngineError
+from app.engines.errors import EngineUnavailableError, UnknownEngineError
 
 
 def _text_layer() -> OcrEngine:
@@ -34,8 +38,13 @@ def _null() -> OcrEngine:
 
 
 def _google_vision() -> OcrEngine:
-    from app.engines.google_vision import GoogleVisionEngine
-
+    # Imported only when asked for: gRPC and the Vision client are heavy, and optional.
+    try:
+        from app.engines.google_vision import GoogleVisionEngine
+    except ImportError as exc:
+        raise EngineUnavailableError(
+            f"the google-vision engine cannot be loaded ({exc}); install google-cloud-vision"
+        ) from None
     return GoogleVisionEngine()
 
 

@@ -1,14 +1,29 @@
-"""Open and validate a PDF before anything is written about it."""
+"""Open and validate a PDF before anything is written about it.
+
+Order of checks, cheapest first: the file exists and is not empty, it starts
+with a PDF header, PDFium opens it (encrypted and empty page trees are told
+apart with pypdf, because PDFium's error code is process-wide and can be
+stale), and, when PDFium cannot open it, pypdf rebuilds it (repair.py) with a
+warning naming the pages that were lost. split_pdf makes the same repair, so
+the page count reported here is the page count it cuts.
+
+A PDF encrypted with an owner password only (a "permissions" password: no
+password is needed to open it, as every viewer shows) is read, with a
+warning; one that needs a password to open is refused.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import logging
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 
+from app.core.logging import get_logger
 from app.pdf._pdfium import PDFIUM_LOCK
 from app.pdf.errors import (
     DamagedPdfError,
@@ -18,12 +33,12 @@ from app.pdf.errors import (
     NotAPdfError,
     PdfNotFoundError,
 )
+from app.pdf.repair import RepairReport, repair_pdf
 
-# We report damage ourselves, in one line; pypdf's own log lines would only repeat it.
-logging.getLogger("pypdf").setLevel(logging.ERROR)
+log = get_logger(__name__)
 
 _HEADER_WINDOW = 1024  # the PDF header may follow some junk; readers accept it within the first 1 KiB
-_TAIL_WINDOW = 2048
+_TAIL_WINDOW = 2048  # %%EOF must be near the end of a complete file
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +50,15 @@ class PdfInfo:
     warnings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    page_count: int
+    owner_locked: bool  # encrypted, but with an empty user password
+
+
 def inspect_pdf(path: Path) -> PdfInfo:
     """Validate path as a PDF we can OCR; raise a PdfError subclass naming what is wrong."""
+    started = time.perf_counter()
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -48,36 +70,72 @@ def inspect_pdf(path: Path) -> PdfInfo:
     with path.open("rb") as handle:
         head = handle.read(_HEADER_WINDOW)
         handle.seek(max(0, size - _TAIL_WINDOW))
-        tail = handle.read()
+        truncated = b"%%EOF" not in handle.read()
     if b"%PDF-" not in head:
         raise NotAPdfError("not a PDF (no %PDF- header)")
-    page_count = _page_count(path)
-    warnings: tuple[str, ...] = ()
-    if b"%%EOF" not in tail:
-        warnings = (_truncation_warning(path, page_count),)
-    return PdfInfo(path, page_count, _sha256(path), size, warnings)
+
+    warnings: list[str] = []
+    opened = _open_with_pdfium(path)
+    if opened is not None:
+        page_count = opened.page_count
+        if opened.owner_locked:
+            warnings.append(
+                "the PDF is encrypted with an owner password only; its pages are read without one"
+            )
+        if truncated:
+            warnings.append(_truncation_warning(path, page_count))
+    else:
+        report = _repair_or_refuse(path)
+        page_count = report.page_count
+        warnings.append(_repair_warning(report, truncated))
+        # info, not warning: the warning itself travels in PdfInfo.warnings, for the caller to show once
+        log.info("pdf_repaired", path=str(path), pages=page_count, lost_pages=list(report.lost_pages))
+    info = PdfInfo(path, page_count, _sha256(path), size, tuple(warnings))
+    log.debug(
+        "pdf_inspected",
+        path=str(path),
+        pages=page_count,
+        size_bytes=size,
+        warnings=len(warnings),
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+    )
+    return info
 
 
-def _page_count(path: Path) -> int:
+def _open_with_pdfium(path: Path) -> _Opened | None:
+    """Page count as PDFium reads the file, or None when PDFium cannot open it (damaged)."""
     with PDFIUM_LOCK:
         try:
             document = pdfium.PdfDocument(path)
         except pdfium.PdfiumError:
-            # PDFium's error code is process-wide and stale after some failures (an empty page
-            # tree reports the previous file's error), so pypdf gives the second opinion.
-            encrypted, declared = _second_opinion(path)
-            if encrypted:
-                raise EncryptedPdfError("the PDF is encrypted; decrypt it first") from None
-            if declared == 0:
-                raise NoPagesError("the PDF has no pages") from None
-            raise DamagedPdfError("the PDF is damaged beyond repair (PDFium cannot read it)") from None
-        try:
-            count = len(document)
-        finally:
-            document.close()
+            document = None
+        if document is not None:
+            try:
+                count = len(document)
+                owner_locked = pdfium_c.FPDF_GetSecurityHandlerRevision(document.raw) != -1
+            finally:
+                document.close()
+    if document is None:
+        encrypted, declared = _second_opinion(path)
+        if encrypted:
+            raise EncryptedPdfError("the PDF is encrypted; decrypt it first")
+        if declared == 0:
+            raise NoPagesError("the PDF has no pages")
+        return None
     if count == 0:
         raise NoPagesError("the PDF has no pages")
-    return count
+    return _Opened(count, owner_locked)
+
+
+def _repair_or_refuse(path: Path) -> RepairReport:
+    """Rebuild the file in a scratch directory and check that PDFium reads the result."""
+    with tempfile.TemporaryDirectory(prefix="chunk-ocr-repair-") as scratch:
+        repaired = Path(scratch) / "repaired.pdf"
+        report = repair_pdf(path, repaired)
+        opened = _open_with_pdfium(repaired)
+    if opened is None or opened.page_count != report.page_count:
+        raise DamagedPdfError("the PDF is damaged beyond repair (the rebuilt file does not open)")
+    return report
 
 
 def _second_opinion(path: Path) -> tuple[bool, int | None]:
@@ -95,14 +153,35 @@ def _second_opinion(path: Path) -> tuple[bool, int | None]:
 
 
 def _truncation_warning(path: Path, recovered: int) -> str:
-    """The file ends early; PDFium rebuilt what it could. Say how much that is."""
+    """The file ends early and PDFium rebuilt what it could: say how much that is."""
     _, declared = _second_opinion(path)
     if declared is not None and declared > recovered:
         return (
             f"the file is truncated: {recovered} of {declared} pages recovered, "
-            f"pages {recovered + 1}-{declared} are lost"
+            f"pages {_ranges(range(recovered + 1, declared + 1))} are lost"
         )
     return f"the file is truncated (no %%EOF); {recovered} pages recovered"
+
+
+def _repair_warning(report: RepairReport, truncated: bool) -> str:
+    kind = "truncated" if truncated else "damaged"
+    if not report.lost_pages:
+        return f"the file is {kind}: rebuilt with pypdf, all {report.page_count} pages recovered"
+    return (
+        f"the file is {kind}: rebuilt with pypdf, {len(report.lost_pages)} of {report.page_count} "
+        f"pages lost (pages {_ranges(report.lost_pages)}, left blank)"
+    )
+
+
+def _ranges(numbers: range | tuple[int, ...]) -> str:
+    """1, 2, 3, 7, 9, 10 -> '1-3, 7, 9-10'."""
+    spans: list[list[int]] = []
+    for number in numbers:
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def _sha256(path: Path) -> str:

@@ -2,8 +2,11 @@
 
 Scans are real English prose drawn with a TrueType font onto 300 DPI
 letter-size pages and stored as images only (no text layer); born-digital
-pages are reportlab text. Every generator returns the text of each page, so
-OCR output can be scored against it.
+pages are reportlab text. The generators of good files return the text of
+each page, so OCR output can be scored against it (cer). The make_*
+helpers further down write the bad inputs the service must refuse or
+repair: encrypted, owner-locked, zero pages, truncated, broken xref, a page
+tesseract refuses and a page too large to render.
 """
 
 from __future__ import annotations
@@ -160,6 +163,40 @@ def make_mixed_pdf(path: Path, kinds: str, seed: int = 0) -> list[str]:
     return texts
 
 
+def make_scan_with_text_layer(path: Path, overlay: str, *, invisible: bool, seed: int = 0) -> str:
+    """One scanned page with a text layer drawn over it; returns the scan's text.
+
+    invisible=True is an OCR layer as scanners write it (render mode 3); False
+    is a visible stamp in the bottom margin, as a Bates number is added.
+    """
+    from reportlab.lib.pagesizes import letter
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    text = page_text(0, seed)
+    pdf = canvas.Canvas(str(path), pagesize=letter, pageCompression=1)
+    pdf.drawImage(ImageReader(render_scan(text)), 0, 0, width=letter[0], height=letter[1])
+    layer = pdf.beginText(72, 36)
+    layer.setFont("Helvetica", 9)
+    if invisible:
+        layer.setTextRenderMode(3)
+    for line in overlay.split("\n"):
+        layer.textLine(line)
+    pdf.drawText(layer)
+    pdf.showPage()
+    pdf.save()
+    return _wrapped(text)
+
+
+def make_empty_file(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def make_not_a_pdf(path: Path) -> None:
+    """A PNG signature and nothing else: what a wrong upload looks like."""
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
+
+
 def make_encrypted_pdf(path: Path, password: str = "secret") -> None:
     from pypdf import PdfWriter
 
@@ -170,6 +207,48 @@ def make_encrypted_pdf(path: Path, password: str = "secret") -> None:
     with path.open("wb") as handle:
         writer.write(handle)
     source.unlink()
+
+
+def make_owner_locked_pdf(path: Path, pages: int = 1, seed: int = 0) -> list[str]:
+    """Encrypted with an owner password only ("no copying"): opens without a password."""
+    from pypdf import PdfWriter
+    from pypdf.constants import UserAccessPermissions
+
+    source = path.with_suffix(".plain.pdf")
+    texts = make_born_digital_pdf(source, pages, seed)
+    writer = PdfWriter(clone_from=str(source))
+    writer.encrypt(
+        user_password="",
+        owner_password="owner",
+        algorithm="AES-256",
+        permissions_flag=UserAccessPermissions(0),
+    )
+    with path.open("wb") as handle:
+        writer.write(handle)
+    source.unlink()
+    return texts
+
+
+def make_wide_page_pdf(path: Path) -> None:
+    """A 194-inch banner: 58,000 pixels wide at 300 DPI, more than tesseract accepts (32,767)."""
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path), pagesize=(14000, 72))
+    pdf.setFont("Helvetica", 40)
+    pdf.drawString(10, 20, "A banner far too wide for tesseract")
+    pdf.showPage()
+    pdf.save()
+
+
+def make_oversized_page_pdf(path: Path) -> None:
+    """A 200 x 200 inch page (the largest PDF allows): 3.6 gigapixels at 300 DPI, refused unrendered."""
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path), pagesize=(14400, 14400))
+    pdf.setFont("Helvetica", 400)
+    pdf.drawString(100, 100, "A poster nobody can render at 300 DPI")
+    pdf.showPage()
+    pdf.save()
 
 
 def make_zero_page_pdf(path: Path) -> None:

@@ -3,40 +3,85 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import InvalidInputError
-from app.pdf.plan import default_chunk_pages, plan_chunks
+from app.pdf.plan import MAX_CHUNK_PAGES, PageRange, default_chunk_count, plan_chunks
 
 
-def covers(ranges: list, pages: int) -> bool:  # type: ignore[type-arg]
-    numbers = [n for r in ranges for n in range(r.page_start, r.page_end + 1)]
-    return numbers == list(range(1, pages + 1)) and [r.chunk_index for r in ranges] == list(
-        range(len(ranges))
-    )
+def assert_covers(ranges: list[PageRange], pages: int) -> None:
+    """Consecutive 0-based indexes; pages 1..pages, each once, in order."""
+    assert [r.chunk_index for r in ranges] == list(range(len(ranges)))
+    assert [n for r in ranges for n in range(r.page_start, r.page_end + 1)] == list(range(1, pages + 1))
+    assert all(r.page_end >= r.page_start >= 1 for r in ranges)
 
 
-@pytest.mark.parametrize("pages", [1, 2, 7, 20, 99, 2000, 3001])
-@pytest.mark.parametrize("workers", [1, 2, 8])
-def test_default_plan_covers_every_page_once(pages: int, workers: int) -> None:
-    assert covers(plan_chunks(pages, None, workers, "auto"), pages)
+@pytest.mark.parametrize("pages", [1, 2, 3, 7, 20, 99, 2000, 2001, 3001, 12_345])
+@pytest.mark.parametrize("workers", [1, 2, 3, 8, 64])
+@pytest.mark.parametrize("engine", ["auto", "tesseract", "google-vision"])
+def test_default_plan_covers_every_page_once(pages: int, workers: int, engine: str) -> None:
+    ranges = plan_chunks(pages, None, workers, engine)
+    assert_covers(ranges, pages)
+    assert max(r.page_count for r in ranges) <= MAX_CHUNK_PAGES
 
 
-def test_small_scan_keeps_every_worker_busy() -> None:
+def test_a_20_page_scan_keeps_two_workers_busy() -> None:
     ranges = plan_chunks(20, None, 2, "tesseract")
-    assert len(ranges) >= 2 * 2  # several chunks per worker, so none idles while one finishes
+    assert len(ranges) >= 2 * 2  # at least two chunks per worker
+    assert [r.page_count for r in ranges] == [3, 3, 3, 3, 2, 2, 2, 2]  # even, larger first
+    # Workers pull chunks in order as they finish: alternate pulls give each worker 10 pages.
+    assert sum(r.page_count for r in ranges[0::2]) == sum(r.page_count for r in ranges[1::2]) == 10
 
 
-def test_big_file_has_bounded_chunk_count() -> None:
-    ranges = plan_chunks(2000, None, 2, "auto")
-    assert len(ranges) <= 100
-    assert default_chunk_pages(2000, 2) == 50
+@pytest.mark.parametrize("workers", [1, 2, 4, 8])
+def test_small_files_give_every_worker_several_chunks(workers: int) -> None:
+    assert len(plan_chunks(20, None, workers, "auto")) >= min(20, 2 * workers)
 
 
-def test_explicit_chunk_pages_and_vision_multiples() -> None:
+@pytest.mark.parametrize(
+    ("workers", "chunks", "size"), [(1, 40, 50), (2, 40, 50), (16, 64, 32), (64, 200, 10)]
+)
+def test_a_2000_page_file_has_a_bounded_chunk_count(workers: int, chunks: int, size: int) -> None:
+    ranges = plan_chunks(2000, None, workers, "auto")
+    assert len(ranges) == chunks
+    assert max(r.page_count for r in ranges) == size
+
+
+def test_chunk_count_rules() -> None:
+    assert default_chunk_count(1, 8) == 1  # never more chunks than pages
+    assert default_chunk_count(20, 0) == 4  # workers below 1 count as 1
+    assert (
+        default_chunk_count(2000, 1000) == 2000
+    )  # a huge pool still gets two chunks per worker, capped by pages
+    assert default_chunk_count(100_000, 2) == 2000  # past 10,000 pages the 50-page cap rules
+
+
+def test_explicit_chunk_pages() -> None:
     assert [r.page_count for r in plan_chunks(10, 4, 2, "auto")] == [4, 4, 2]
-    assert all(r.page_count % 5 == 0 for r in plan_chunks(23, 7, 2, "google-vision")[:-1])
+    assert [r.page_count for r in plan_chunks(3, 10, 2, "tesseract")] == [3]
+    assert plan_chunks(2, 1, 2, "auto") == [PageRange(0, 1, 1), PageRange(1, 2, 2)]
+
+
+@pytest.mark.parametrize(
+    ("pages", "chunk_pages", "workers"),
+    [(23, 7, 2), (23, None, 2), (20, None, 2), (2000, None, 64), (9, 1, 4)],
+)
+def test_google_vision_chunks_are_multiples_of_five(
+    pages: int, chunk_pages: int | None, workers: int
+) -> None:
+    ranges = plan_chunks(pages, chunk_pages, workers, "google-vision")
+    assert_covers(ranges, pages)
+    assert all(r.page_count % 5 == 0 for r in ranges[:-1])
+    assert ranges[-1].page_count <= ranges[0].page_count
+
+
+def test_google_vision_rounds_up() -> None:
     assert plan_chunks(23, 7, 2, "google-vision")[0].page_count == 10
+    assert [r.page_count for r in plan_chunks(20, None, 2, "google-vision")] == [5, 5, 5, 5]
 
 
-@pytest.mark.parametrize(("pages", "chunk_pages"), [(0, None), (-3, None), (5, 0)])
+def test_plan_is_pure() -> None:
+    assert plan_chunks(77, None, 3, "auto") == plan_chunks(77, None, 3, "auto")
+
+
+@pytest.mark.parametrize(("pages", "chunk_pages"), [(0, None), (-3, None), (5, 0), (5, -1)])
 def test_bad_plans(pages: int, chunk_pages: int | None) -> None:
     with pytest.raises(InvalidInputError):
         plan_chunks(pages, chunk_pages, 2, "auto")

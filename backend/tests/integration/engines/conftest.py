@@ -1,0 +1,26 @@
+"""Sample PDFs the engine tests share, made once per session (a 300 DPI scan takes a moment)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from app.pdf.samples import make_scanned_pdf
+
+
+@dataclass(frozen=True)
+class Sample:
+    path: Path
+    texts: list[str]
+
+    @property
+    def data(self) -> bytes:
+        return self.path.read_bytes()
+
+
+@pytest.fixture(scope="session")
+def scan_2p(tmp_path_factory: pytest.TempPathFactory) -> Sample:
+    path = tmp_path_factory.mktemp("scan") / "scan.pdf"
+    return Sample(path, make_scanned_pdf(path, pages=2, seed=5))

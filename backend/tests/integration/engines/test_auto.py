@@ -1,0 +1,52 @@
+"""auto: the text layer where a page has real text, tesseract elsewhere, per page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.engines.auto import AutoEngine
+from app.pdf.samples import cer, make_born_digital_pdf, make_mixed_pdf, make_scan_with_text_layer
+
+
+def test_mixed_pdf_takes_each_page_from_the_right_source(tmp_path: Path) -> None:
+    texts = make_mixed_pdf(tmp_path / "m.pdf", "dsd", seed=8)
+    engine = AutoEngine()
+    pages = engine.recognize((tmp_path / "m.pdf").read_bytes(), 11)
+    assert [p.page_number for p in pages] == [11, 12, 13]
+    assert [p.source for p in pages] == ["text-layer", "ocr", "text-layer"]
+    assert pages[0].text.split() == texts[0].split()  # exact, not OCR'd
+    assert pages[2].text.split() == texts[2].split()
+    assert pages[0].confidence == pages[2].confidence == 1.0
+    assert cer(texts[1], pages[1].text) < 0.02
+    assert 0.8 < pages[1].confidence <= 1.0
+    assert "tesseract" in engine.version()
+
+
+def test_a_stamp_on_a_scan_is_not_the_page_text(tmp_path: Path) -> None:
+    """A Bates number added as text over a scanned page: the body must still be read."""
+    body = make_scan_with_text_layer(tmp_path / "stamped.pdf", "ACME-0001234 CONFIDENTIAL", invisible=False)
+    (page,) = AutoEngine().recognize((tmp_path / "stamped.pdf").read_bytes(), 1)
+    assert page.source == "ocr"
+    assert cer(body, page.text.replace("ACME-0001234 CONFIDENTIAL", "")) < 0.02
+
+
+def test_a_garbage_ocr_layer_is_ignored(tmp_path: Path) -> None:
+    body = make_scan_with_text_layer(
+        tmp_path / "garbage.pdf", ".,'~|;:. ,,'' ~~ |.; :,' .. ~| ., ~~ ''", invisible=True, seed=2
+    )
+    (page,) = AutoEngine().recognize((tmp_path / "garbage.pdf").read_bytes(), 1)
+    assert page.source == "ocr"
+    assert cer(body, page.text) < 0.02
+
+
+def test_a_good_invisible_ocr_layer_is_used(tmp_path: Path) -> None:
+    layer = "\n".join(["An earlier OCR pass left this text behind, and it reads well enough."] * 4)
+    make_scan_with_text_layer(tmp_path / "ocrd.pdf", layer, invisible=True)
+    (page,) = AutoEngine().recognize((tmp_path / "ocrd.pdf").read_bytes(), 1)
+    assert (page.source, page.text.split()) == ("text-layer", layer.split())
+
+
+def test_blank_pages_are_blank(tmp_path: Path) -> None:
+    make_born_digital_pdf(tmp_path / "blank.pdf", pages=20, blank=True)
+    pages = AutoEngine().recognize((tmp_path / "blank.pdf").read_bytes(), 1)
+    assert [(p.page_number, p.text) for p in pages] == [(n, "") for n in range(1, 21)]

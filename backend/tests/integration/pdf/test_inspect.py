@@ -1,0 +1,166 @@
+"""Validation on real files: every kind of bad input has its own error class and code."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from app.core.errors import InvalidInputError
+from app.engines._pages import image_coverage
+from app.pdf.errors import (
+    DamagedPdfError,
+    EmptyFileError,
+    EncryptedPdfError,
+    NoPagesError,
+    NotAPdfError,
+    PdfError,
+    PdfNotFoundError,
+)
+from app.pdf.inspect import PdfInfo, inspect_pdf
+from app.pdf.repair import repair_pdf
+from app.pdf.samples import (
+    make_born_digital_pdf,
+    make_broken_xref_pdf,
+    make_empty_file,
+    make_encrypted_pdf,
+    make_not_a_pdf,
+    make_owner_locked_pdf,
+    make_scanned_pdf,
+    make_truncated_pdf,
+    make_zero_page_pdf,
+)
+
+
+def page_texts(path: Path) -> list[str]:
+    document = pdfium.PdfDocument(path)
+    try:
+        return [str(document[i].get_textpage().get_text_bounded()) for i in range(len(document))]
+    finally:
+        document.close()
+
+
+def test_a_good_pdf(tmp_path: Path) -> None:
+    make_born_digital_pdf(tmp_path / "a.pdf", pages=7)
+    data = (tmp_path / "a.pdf").read_bytes()
+    assert inspect_pdf(tmp_path / "a.pdf") == PdfInfo(
+        tmp_path / "a.pdf", 7, hashlib.sha256(data).hexdigest(), len(data), ()
+    )
+
+
+def test_the_hash_streams_over_blocks(tmp_path: Path) -> None:
+    path = tmp_path / "big.pdf"
+    make_born_digital_pdf(path, pages=1)
+    with path.open("ab") as handle:  # bytes after %%EOF are ignored by readers, not by the hash
+        handle.write(b"%" + bytes(3 * 2**20))
+    assert inspect_pdf(path).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+BAD_INPUTS: list[tuple[str, Callable[[Path], object], type[PdfError], str]] = [
+    ("empty", make_empty_file, EmptyFileError, "empty_file"),
+    ("text", lambda p: p.write_text("plain text, not a PDF"), NotAPdfError, "not_a_pdf"),
+    ("png", make_not_a_pdf, NotAPdfError, "not_a_pdf"),
+    ("encrypted", make_encrypted_pdf, EncryptedPdfError, "encrypted_pdf"),
+    ("zero-pages", make_zero_page_pdf, NoPagesError, "no_pages"),
+    ("header-only", lambda p: p.write_bytes(b"%PDF-1.7\n" + bytes(5000)), DamagedPdfError, "damaged_pdf"),
+    # cut before the catalog: nothing says which objects are pages
+    ("cut-early", lambda p: make_truncated_pdf(p, 20, keep=0.1), DamagedPdfError, "damaged_pdf"),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "code"), [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
+)
+def test_bad_input_has_its_own_error(
+    tmp_path: Path, make: Callable[[Path], object], error: type[PdfError], code: str
+) -> None:
+    path = tmp_path / "bad.pdf"
+    make(path)
+    with pytest.raises(error) as raised:
+        inspect_pdf(path)
+    assert type(raised.value) is error
+    assert isinstance(raised.value, InvalidInputError)
+    assert raised.value.code == code
+    assert not raised.value.retryable
+    assert str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_codes_are_distinct() -> None:
+    codes = [b[3] for b in BAD_INPUTS]
+    assert len(set(codes)) == len({b[2] for b in BAD_INPUTS})
+
+
+def test_encrypted_then_empty_page_tree_are_told_apart(tmp_path: Path) -> None:
+    """PDFium's last-error code is process-wide; a stale one must not mislabel the next file."""
+    make_encrypted_pdf(tmp_path / "e.pdf")
+    make_zero_page_pdf(tmp_path / "z.pdf")
+    with pytest.raises(EncryptedPdfError):
+        inspect_pdf(tmp_path / "e.pdf")
+    with pytest.raises(NoPagesError):
+        inspect_pdf(tmp_path / "z.pdf")
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(PdfNotFoundError):
+        inspect_pdf(tmp_path / "nope.pdf")
+    with pytest.raises(PdfNotFoundError):
+        inspect_pdf(tmp_path)  # a directory
+
+
+def test_owner_password_only_is_read_with_a_warning(tmp_path: Path) -> None:
+    texts = make_owner_locked_pdf(tmp_path / "locked.pdf", pages=2)
+    info = inspect_pdf(tmp_path / "locked.pdf")
+    assert info.page_count == 2
+    assert len(info.warnings) == 1
+    assert "owner password" in info.warnings[0]
+    assert [t.split() for t in page_texts(tmp_path / "locked.pdf")] == [t.split() for t in texts]
+
+
+def test_broken_xref_is_rebuilt_silently(tmp_path: Path) -> None:
+    make_broken_xref_pdf(tmp_path / "x.pdf", pages=5)
+    info = inspect_pdf(tmp_path / "x.pdf")
+    assert info.page_count == 5
+    assert info.warnings == ()
+
+
+def test_a_truncated_file_is_repaired_and_the_lost_pages_named(tmp_path: Path) -> None:
+    texts = make_truncated_pdf(tmp_path / "cut.pdf", pages=20, keep=0.6, seed=4)
+    info = inspect_pdf(tmp_path / "cut.pdf")
+    report = repair_pdf(tmp_path / "cut.pdf", tmp_path / "fixed.pdf")
+    # Numbering is kept: 20 pages, the lost ones blank, named in one warning.
+    assert info.page_count == report.page_count == 20
+    assert 0 < len(report.lost_pages) < 20
+    assert len(info.warnings) == 1
+    assert "truncated" in info.warnings[0]
+    first_lost, last_lost = report.lost_pages[0], report.lost_pages[-1]
+    assert report.lost_pages == tuple(range(first_lost, 21))  # a cut file loses its tail
+    assert f"pages {first_lost}-{last_lost}" in info.warnings[0]
+    for number, text in enumerate(page_texts(tmp_path / "fixed.pdf"), start=1):
+        if number in report.lost_pages:
+            assert text.strip() == ""
+        else:
+            assert text.split() == texts[number - 1].split()
+
+
+def test_a_truncated_scan_keeps_its_page_numbers(tmp_path: Path) -> None:
+    """PIL writes page after page: the cut loses whole page objects, not just their contents."""
+    path = tmp_path / "scan.pdf"
+    make_scanned_pdf(path, pages=3, seed=1)
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * 0.5)])
+    info = inspect_pdf(path)
+    report = repair_pdf(path, tmp_path / "fixed.pdf")
+    assert info.page_count == report.page_count == 3
+    assert report.lost_pages == (2, 3)  # page 1's image survives the cut at half the file
+    assert "2 of 3 pages lost (pages 2-3, left blank)" in info.warnings[0]
+    document = pdfium.PdfDocument(tmp_path / "fixed.pdf")
+    try:
+        for number in range(1, 4):
+            has_image = image_coverage(document[number - 1]) > 0.9
+            assert has_image is (number not in report.lost_pages)
+    finally:
+        document.close()
