@@ -19,6 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -33,7 +34,9 @@ from app.pdf.errors import (
     NotAPdfError,
     PdfNotFoundError,
 )
-from app.pdf.repair import RepairReport, repair_pdf
+
+if TYPE_CHECKING:  # repair.py imports pypdf (0.1 s), needed only for a damaged file
+    from app.pdf.repair import RepairReport
 
 log = get_logger(__name__)
 
@@ -129,6 +132,8 @@ def _open_with_pdfium(path: Path) -> _Opened | None:
 
 def _repair_or_refuse(path: Path) -> RepairReport:
     """Rebuild the file in a scratch directory and check that PDFium reads the result."""
+    from app.pdf.repair import repair_pdf
+
     with tempfile.TemporaryDirectory(prefix="chunk-ocr-repair-") as scratch:
         repaired = Path(scratch) / "repaired.pdf"
         report = repair_pdf(path, repaired)

@@ -15,7 +15,6 @@ rebuild does that anyway), so files above MAX_REPAIR_BYTES are refused.
 from __future__ import annotations
 
 import io
-import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,9 +25,6 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import DictionaryObject, IndirectObject, StreamObject
 
 from app.pdf.errors import DamagedPdfError, EncryptedPdfError
-
-# We report damage ourselves, in one line; pypdf's own log lines would only repeat it.
-logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 MAX_REPAIR_BYTES = 512 * 2**20
 _MAX_TREE_DEPTH = 64  # real page trees are a few levels deep; a cycle or a bomb is not

@@ -25,7 +25,6 @@ from app.core.logging import get_logger
 from app.pdf._pdfium import PDFIUM_LOCK
 from app.pdf.errors import DamagedPdfError
 from app.pdf.plan import PageRange
-from app.pdf.repair import repair_pdf
 
 log = get_logger(__name__)
 
@@ -57,6 +56,8 @@ def _open_source(path: Path, scratch: Path) -> pdfium.PdfDocument:
             return pdfium.PdfDocument(path)
         except pdfium.PdfiumError:
             pass  # damaged: rebuild it below, outside the lock (pypdf is pure Python)
+    from app.pdf.repair import repair_pdf  # pypdf: imported only for a damaged file
+
     repaired = scratch / "repaired.pdf"
     repair_pdf(path, repaired)
     with PDFIUM_LOCK:
