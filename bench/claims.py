@@ -21,6 +21,7 @@ from app.db.postgres import PostgresChunkRepository
 from app.models.ocr_chunk import ChunkRange
 from app.services.ocr_chunk_service import OCRChunkService
 from bench._db import scratch_database
+from bench._env import HEADER, row
 
 
 async def _seed(pool: asyncpg.Pool, service: OCRChunkService, chunks: int) -> list[uuid.UUID]:
@@ -102,10 +103,15 @@ def run() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     result = asyncio.run(main(args.chunks, args.clients, args.repeat))
-    print(f"{'benchmark':<34}{'this project':>14}{'baseline':>14}{'ratio':>8}  target")
+    print(HEADER)
     print(
-        f"{'claims/s, ' + str(args.clients) + ' clients':<34}{result['claims_per_s']:>14.0f}"
-        f"{result['updates_per_s']:>14.0f}{result['ratio']:>8.2f}  >= 0.50 (baseline: bare single-row UPDATE)"
+        row(
+            f"claims/s, {args.clients} clients vs bare UPDATE",
+            result["claims_per_s"],
+            result["updates_per_s"],
+            "/s",
+            ">= 0.50",
+        )
     )
 
 

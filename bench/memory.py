@@ -19,7 +19,7 @@ import asyncpg
 import psutil
 
 from app.pdf.samples import make_born_digital_pdf
-from bench._env import HEADER, chunk_ocr, services
+from bench._env import HEADER, chunk_ocr, row, services
 
 # Runs `chunk-ocr submit` as its only child, so the child's peak RSS is what getrusage reports.
 _PEAK = (
@@ -91,10 +91,8 @@ async def main(chunks: int, pages: int) -> list[str]:
             await conn.close()
     first, last = samples[1], samples[chunks]
     return [
-        f"{'worker RSS after chunk ' + str(chunks) + ' vs after chunk 1':<44}{last:>10.1f}{first:>10.1f} "
-        f"{'MB':<8}{last / first:>7.2f}  <= 1.20",
-        f"{'planning peak RSS, ' + str(pages) + ' pages':<44}{peak_kb / 1024:>10.1f}{300:>10.1f} "
-        f"{'MB':<8}{peak_kb / 1024 / 300:>7.2f}  < 1.00 (limit 300 MB)",
+        row(f"worker RSS after chunk {chunks} vs after chunk 1", last, first, "MB", "<= 1.20"),
+        row(f"planning peak RSS, {pages} pages, vs 300 MB", peak_kb / 1024, 300, "MB", "< 1.00"),
     ]
 
 

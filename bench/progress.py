@@ -25,7 +25,7 @@ import asyncpg
 import httpx
 
 from app.models.ocr_chunk import ChunkRange
-from bench._env import services
+from bench._env import HEADER, row, services
 
 SECRET = "bench-jwt-secret-bench-jwt-secret-0123"
 
@@ -142,12 +142,12 @@ async def main(pollers: int, seconds: float) -> list[str]:
                     break
                 except httpx.TransportError:
                     await asyncio.sleep(0.1)
-            rows = []
-            for conditional in (True, False):
-                rps, p99 = await _load(url, token, pollers, seconds, conditional)
-                kind = "If-None-Match -> 304" if conditional else "plain GET -> 200"
-                label = f"progress, {pollers} pollers, {kind}"
-                rows.append(f"{label:<48}{rps:>10.0f} req/s  p99 {p99:>7.1f} ms")
+            rps_304, p99_304 = await _load(url, token, pollers, seconds, conditional=True)
+            rps_200, p99_200 = await _load(url, token, pollers, seconds, conditional=False)
+            rows = [
+                row(f"progress, {pollers} pollers, req/s 304 vs 200", rps_304, rps_200, "req/s", "(none)"),
+                row(f"progress, {pollers} pollers, p99 304 vs 200", p99_304, p99_200, "ms", "(none)"),
+            ]
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -162,6 +162,7 @@ def run() -> None:
     parser.add_argument("--seconds", type=float, default=10)
     args = parser.parse_args()
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    print(HEADER)
     print("\n".join(asyncio.run(main(args.pollers, args.seconds))))
 
 

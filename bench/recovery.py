@@ -24,7 +24,7 @@ from uuid import UUID
 import asyncpg
 
 from app.pdf.samples import make_scanned_pdf
-from bench._env import chunk_ocr, services
+from bench._env import HEADER, NAME_WIDTH, chunk_ocr, services
 
 THRESHOLD, SWEEP = 10, 5
 
@@ -96,10 +96,10 @@ async def main(pages: int) -> list[str]:
     bound = THRESHOLD + SWEEP + ocr_seconds
     duplicates = sum(n - 1 for n in per_chunk.values())
     return [
-        f"{'recovery after kill -9, seconds vs bound':<44}{recovered:>10.2f}{bound:>10.2f} {'s':<8}"
+        f"{'recovery after kill -9, seconds vs bound':<{NAME_WIDTH}}{recovered:>10.2f}{bound:>10.2f} {'s':<8}"
         f"{recovered / bound:>7.2f}  <= 1.00 (bound: {THRESHOLD} s threshold + {SWEEP} s sweep + "
         f"{ocr_seconds:.1f} s OCR; attempt {attempts})",
-        f"{'duplicate result writes':<44}{duplicates:>10d}{0:>10d} {'writes':<8}{'':>7}  0",
+        f"{'duplicate result writes':<{NAME_WIDTH}}{duplicates:>10d}{0:>10d} {'writes':<8}{'':>7}  0",
     ]
 
 
@@ -109,7 +109,6 @@ def run() -> None:
     )
     parser.add_argument("--pages", type=int, default=6)
     args = parser.parse_args()
-    from bench._env import HEADER
 
     print(HEADER)
     print("\n".join(asyncio.run(main(args.pages))))
