@@ -16,6 +16,8 @@ The rule, per page:
 
 from __future__ import annotations
 
+import re
+
 import pypdfium2 as pdfium
 
 from app.engines._pages import image_coverage, load_page, open_pdf, page_text
@@ -29,12 +31,23 @@ SUBSTANTIAL_CHARS = 200
 SCAN_IMAGE_COVERAGE = 0.5
 
 
+_NOT_ALNUM = re.compile(r"[\W_]")  # in str patterns \w is str.isalnum() plus "_"
+
+
 def has_real_text(text: str) -> bool:
-    visible = [c for c in text if not c.isspace()]
+    return _is_real_text("".join(text.split()))
+
+
+def _is_real_text(visible: str) -> bool:
+    """Rule 1 on a page's characters without whitespace. String methods and a regex rather than
+    a loop per character: on 2,000 text pages the loops were 40 % of the engine's time."""
     if len(visible) < MIN_VISIBLE_CHARS:
         return False
-    printable = sum(1 for c in visible if c.isprintable() and c != "\ufffd")
-    alnum = sum(1 for c in visible if c.isalnum())
+    if visible.isprintable() and "\ufffd" not in visible:
+        printable = len(visible)
+    else:
+        printable = sum(1 for c in visible if c.isprintable() and c != "\ufffd")
+    alnum = len(visible) - len(_NOT_ALNUM.findall(visible))
     return printable >= MIN_PRINTABLE_SHARE * len(visible) and alnum >= MIN_ALNUM_SHARE * len(visible)
 
 
@@ -68,8 +81,9 @@ class AutoEngine:
 
 
 def _use_text_layer(text: str, page: pdfium.PdfPage) -> bool:
-    if not has_real_text(text):
+    visible = "".join(text.split())
+    if not _is_real_text(visible):
         return False
-    if sum(1 for c in text if not c.isspace()) >= SUBSTANTIAL_CHARS:
+    if len(visible) >= SUBSTANTIAL_CHARS:
         return True
     return image_coverage(page) < SCAN_IMAGE_COVERAGE  # a short text over a full-page image: a stamp

@@ -14,7 +14,7 @@ from tests.e2e.conftest import REPO_ROOT
 # name: table rows it prints
 BENCHMARKS = {
     "scanned": 3,
-    "born_digital": 1,
+    "born_digital": 2,
     "claims": 1,
     "split": 1,
     "recovery": 2,
