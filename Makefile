@@ -57,5 +57,5 @@ demo: install ## OCR a generated 8-page 300 DPI scan with embedded PostgreSQL an
 serve: python-deps ## the HTTP API on :8000 (uvicorn; DATABASE_URL, REDIS_URL and SUPABASE_JWT_SECRET from the environment)
 	$(UV) run uvicorn --factory app.main:app --host $${HOST:-127.0.0.1} --port $${PORT:-8000}
 
-bench: install ## every benchmark, one table of ratios against baselines run beside them (about 15 minutes)
+bench: install ## every benchmark, one table of ratios against baselines run beside them (about 6 minutes on 2 cores)
 	$(UV) run python -m bench
