@@ -2,29 +2,64 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-UV ?= uv
-APT_PACKAGES := tesseract-ocr tesseract-ocr-eng ghostscript poppler-utils fonts-dejavu-core chromium
+# uv: UV if set, else the uv on PATH, else the one python-deps bootstraps into .tools (a venv of
+# its own: pip never installs into the system Python, which Debian and Homebrew refuse anyway).
+TOOLS_UV := $(CURDIR)/.tools/bin/uv
+ifeq ($(origin UV),undefined)
+UV := $(or $(shell command -v uv 2>/dev/null),$(TOOLS_UV))
+endif
+APT_PACKAGES := tesseract-ocr tesseract-ocr-eng ghostscript poppler-utils fonts-dejavu-core chromium util-linux
+BREW_PACKAGES := tesseract ghostscript poppler
+UV_INSTALL_DOCS := https://docs.astral.sh/uv/getting-started/installation/
 PYTEST_ARGS ?=
+
+# apt waits up to 10 minutes for another apt or dpkg instead of failing at once. DPkg::Lock::Timeout
+# covers install; `apt-get update` ignores it for its lists lock (apt 2.6), so update is retried.
+APT_LOCK_WAIT := 600
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_WAIT) install -y -qq
+APT_UPDATE := { ok=1; for i in $$(seq $$(($(APT_LOCK_WAIT) / 5))); do \
+		out=$$(apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_WAIT) update -qq 2>&1) && { ok=0; break; }; \
+		case "$$out" in *"Could not get lock"*) [ $$i = 1 ] && echo "waiting for another apt to finish"; sleep 5;; *) break;; esac; \
+	done; [ -z "$$out" ] || echo "$$out" >&2; [ $$ok = 0 ]; }
+AS_ROOT_WITH_APT := [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null
 
 .PHONY: help install system-deps python-deps lint typecheck test test-fast check demo bench serve
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-system-deps: ## install tesseract, ghostscript, poppler, fonts with apt (root only; skipped otherwise)
+system-deps: ## install tesseract, ghostscript, poppler, fonts, setpriv with apt (root only; else one line naming what is missing)
 	@missing=""; \
-	for bin in tesseract gs pdftotext chromium; do command -v $$bin >/dev/null || missing="$$missing $$bin"; done; \
+	for bin in tesseract gs pdftotext chromium $$([ "$$(uname)" = Linux ] && echo setpriv); do \
+		command -v $$bin >/dev/null || missing="$$missing $$bin"; \
+	done; \
 	[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing="$$missing fonts"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	if $(AS_ROOT_WITH_APT); then \
 		echo "installing$$missing with apt"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
+		$(APT_UPDATE) && $(APT_INSTALL) $(APT_PACKAGES) >/dev/null; \
 	else \
-		echo "missing:$$missing - install $(APT_PACKAGES) with your package manager" >&2; \
+		echo "make: missing$$missing; Debian/Ubuntu: apt-get install $(APT_PACKAGES) (make install does it as root); macOS: brew install $(BREW_PACKAGES)" >&2; \
 	fi
 
-python-deps: ## install uv (from PyPI) if needed and the locked Python dependencies, compiled to bytecode
-	@command -v $(UV) >/dev/null || python3 -m pip install -q uv
+# uv bootstrapped into a venv of its own, .tools, with the pip that python3 -m venv brings (so pip's
+# configuration, pip.conf and PIP_*, decides where it comes from); only when no uv is on PATH.
+$(TOOLS_UV):
+	@python3 -c '' 2>/dev/null || { echo "make: no uv and no python3: install Python >= 3.11 (Debian/Ubuntu: apt-get install python3 python3-venv; macOS: brew install python) or uv ($(UV_INSTALL_DOCS))" >&2; exit 1; }; \
+	version=$$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])'); \
+	python3 -c 'import sys; sys.exit(sys.version_info[:2] < (3, 11))' || { echo "make: Python >= 3.11 needed, python3 is $$version: install a newer one (Debian/Ubuntu: apt-get install python3 python3-venv; macOS: brew install python) or uv ($(UV_INSTALL_DOCS))" >&2; exit 1; }; \
+	if ! python3 -c 'import venv, ensurepip' 2>/dev/null && $(AS_ROOT_WITH_APT); then \
+		echo "installing python3-venv with apt"; \
+		$(APT_UPDATE) && $(APT_INSTALL) python3-venv >/dev/null || exit 1; \
+	fi; \
+	python3 -c 'import venv, ensurepip' 2>/dev/null || { echo "make: no uv, and python3 $$version cannot create a venv to install it in: apt-get install python3-venv (make install does it as root), or install uv ($(UV_INSTALL_DOCS))" >&2; exit 1; }; \
+	echo "installing uv into .tools (python3 -m venv .tools; .tools/bin/pip install uv)"; \
+	rm -rf .tools && python3 -m venv .tools && .tools/bin/pip install -q uv
+
+ifeq ($(UV),$(TOOLS_UV))
+python-deps: $(TOOLS_UV)
+endif
+python-deps: ## uv (bootstrapped into .tools when none is on PATH) and the locked Python dependencies, compiled to bytecode
 	@# --compile-bytecode as pip does at install time: where PYTHONDONTWRITEBYTECODE is set, nothing
 	@# else writes .pyc files and every process (CLI, worker, OCR process) recompiles its imports
 	@# from source, about 1.5 s each here.
@@ -54,8 +89,8 @@ demo: install ## OCR a generated 8-page 300 DPI scan with embedded PostgreSQL an
 	$(UV) run chunk-ocr run out/demo/sample-scan.pdf --out out/demo
 	@echo "text: out/demo/sample-scan.txt (pages separated by form feeds), details: out/demo/sample-scan.json"
 
-serve: python-deps ## the HTTP API on :8000 (uvicorn; DATABASE_URL, REDIS_URL and SUPABASE_JWT_SECRET from the environment)
-	$(UV) run uvicorn --factory app.main:app --host $${HOST:-127.0.0.1} --port $${PORT:-8000}
+serve: python-deps ## the HTTP API on HOST:PORT (127.0.0.1:8000); DATABASE_URL and REDIS_URL, else the embedded servers
+	$(UV) run chunk-ocr serve
 
-bench: install ## every benchmark, one table of ratios against baselines run beside them (about 6 minutes on 2 cores)
+bench: install ## every benchmark, one table of ratios against baselines run beside them (about 9 minutes on 2 cores)
 	$(UV) run python -m bench

@@ -1,4 +1,4 @@
-"""Every benchmark, one table: `make bench` (about 6 minutes on 2 cores).
+"""Every benchmark, one table: `make bench` (about 9 minutes on 2 cores).
 
 Each benchmark runs in its own process (so one's memory or event loop cannot colour the
 next) and prints its rows; the rows of all of them are printed again at the end as one
@@ -25,7 +25,8 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "scanned": ([], ["--pages", "2", "--repeat", "1", "--warmup", "0"]),
     "born_digital": ([], ["--pages", "40", "--repeat", "1", "--warmup", "0"]),
     "claims": ([], ["--chunks", "300", "--clients", "4", "--repeat", "1"]),
-    "recovery": ([], ["--pages", "2"]),
+    "recovery": ([], ["--pages", "2", "--threshold", "4", "--sweep", "1"]),
+    "redis_outage": ([], ["--pages", "2", "--outage", "2", "--repeat", "1"]),
     "memory": ([], ["--chunks", "4", "--pages", "40"]),
     "progress": ([], ["--pollers", "4", "--seconds", "1"]),
     "split": ([], ["--pages", "40", "--repeat", "1"]),

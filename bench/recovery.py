@@ -29,14 +29,14 @@ from bench._env import HEADER, NAME_WIDTH, chunk_ocr, services
 THRESHOLD, SWEEP = 10, 5
 
 
-async def main(pages: int) -> list[str]:
+async def main(pages: int, threshold: int = THRESHOLD, sweep: int = SWEEP) -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="chunk-ocr-bench-recovery-"))
     make_scanned_pdf(work / "scan.pdf", pages, seed=9)
     async with services() as base:
         env = base | {
-            "STALE_CHUNK_THRESHOLD_SECONDS": str(THRESHOLD),
+            "STALE_CHUNK_THRESHOLD_SECONDS": str(threshold),
             "HEARTBEAT_INTERVAL_SECONDS": "1",
-            "SWEEP_INTERVAL_SECONDS": str(SWEEP),
+            "SWEEP_INTERVAL_SECONDS": str(sweep),
             "OCR_PROCESSES": "1",
             "WORKER_MAX_JOBS": "1",
             "LOG_LEVEL": "WARNING",
@@ -93,11 +93,11 @@ async def main(pages: int) -> list[str]:
             index = path.name.split("-")[0]
             per_chunk[index] = per_chunk.get(index, 0) + 1
     ocr_seconds = statistics.median(float(r["s"]) for r in durations) if durations else 0.0
-    bound = THRESHOLD + SWEEP + ocr_seconds
+    bound = threshold + sweep + ocr_seconds
     duplicates = sum(n - 1 for n in per_chunk.values())
     return [
         f"{'recovery after kill -9, seconds vs bound':<{NAME_WIDTH}}{recovered:>10.2f}{bound:>10.2f} {'s':<8}"
-        f"{recovered / bound:>7.2f}  <= 1.00 (bound: {THRESHOLD} s threshold + {SWEEP} s sweep + "
+        f"{recovered / bound:>7.2f}  <= 1.00 (bound: {threshold} s threshold + {sweep} s sweep + "
         f"{ocr_seconds:.1f} s OCR; attempt {attempts})",
         f"{'duplicate result writes':<{NAME_WIDTH}}{duplicates:>10d}{0:>10d} {'writes':<8}{'':>7}  0",
     ]
@@ -108,10 +108,12 @@ def run() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--pages", type=int, default=6)
+    parser.add_argument("--threshold", type=int, default=THRESHOLD, help="stale threshold, seconds")
+    parser.add_argument("--sweep", type=int, default=SWEEP, help="sweep interval, seconds")
     args = parser.parse_args()
 
     print(HEADER)
-    print("\n".join(asyncio.run(main(args.pages))))
+    print("\n".join(asyncio.run(main(args.pages, args.threshold, args.sweep))))
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from app.pdf.samples import cer, make_scanned_pdf
+from app.pdf.samples import make_scanned_pdf
 from bench._env import HEADER, NAME_WIDTH, chunk_ocr, median_of, ocrmypdf_command, row, services, timed
+from tests.pdf_factories import cer
 
 
 def _limit(pdf: Path, workdir: Path) -> float:

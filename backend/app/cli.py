@@ -38,7 +38,12 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="OCR PDFs end to end with local worker processes")
     run.add_argument("pdfs", nargs="+", type=Path, metavar="PDF")
-    run.add_argument("--out", type=Path, default=Path("."), help="directory for <stem>.txt and <stem>.json")
+    run.add_argument(
+        "--out",
+        type=Path,
+        default=Path("."),
+        help="directory for <stem>.txt and <stem>.json (default: the current directory)",
+    )
     run.add_argument("--engine", choices=ENGINES, default=None, help="OCR engine (default: OCR_ENGINE, auto)")
     run.add_argument("--chunk-pages", type=_positive, default=None, help="pages per chunk (default: by size)")
     run.add_argument(
@@ -53,7 +58,29 @@ def _parser() -> argparse.ArgumentParser:
     submit.add_argument("--chunk-pages", type=_positive, default=None)
     submit.add_argument("--matter", type=UUID, default=None)
 
-    commands.add_parser("worker", help="run an arq worker (same as `arq app.worker.WorkerSettings`)")
+    commands.add_parser(
+        "worker",
+        help="run an arq worker (as `arq app.worker.WorkerSettings`; with neither DATABASE_URL nor "
+        "REDIS_URL set, on the embedded servers `submit` uses)",
+    )
+
+    serve = commands.add_parser("serve", help="the HTTP API (uvicorn) on the services the other commands use")
+    serve.add_argument(
+        "--host", default=os.environ.get("HOST", "127.0.0.1"), help="default: HOST or 127.0.0.1"
+    )
+    serve.add_argument(
+        "--port", type=_positive, default=os.environ.get("PORT", "8000"), help="default: PORT or 8000"
+    )
+
+    dev_user = commands.add_parser(
+        "dev-user",
+        help="local development: a user in a matter and a token for the HTTP API (prints shell exports)",
+    )
+    dev_user.add_argument("--email", default="dev@example.com", help="the user (created if new)")
+    dev_user.add_argument("--matter", default="dev", help="the matter's name (created if new)")
+    dev_user.add_argument("--role", choices=("owner", "member", "viewer"), default="owner")
+    dev_user.add_argument("--hours", type=float, default=24.0, help="token lifetime (default: 24)")
+    dev_user.add_argument("--json", action="store_true", help="print JSON instead of shell exports")
 
     sample = commands.add_parser("sample", help="write a sample PDF of generated prose (for trying it out)")
     sample.add_argument("path", type=Path, metavar="OUT.pdf")
@@ -69,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="print a document's OCR progress")
     status.add_argument("document_id", metavar="DOC_ID")
     status.add_argument("--json", action="store_true")
+
+    result = commands.add_parser("result", help="print a completed document's result (checksum verified)")
+    result.add_argument("document_id", metavar="DOC_ID")
+    result.add_argument("--format", choices=("txt", "json"), default="txt", help="default: txt")
+    result.add_argument(
+        "--out", type=Path, default=None, help="write <name>.txt or <name>.json into this directory instead"
+    )
 
     retry = commands.add_parser("retry", help="send a document's failed chunks back to the queue")
     retry.add_argument("document_id", metavar="DOC_ID")
@@ -137,72 +171,93 @@ async def _run(settings: Settings, args: argparse.Namespace, started: float) -> 
 
 
 async def _submit(settings: Settings, args: argparse.Namespace) -> int:
-    from app.local.stack import cli_matter, open_stack
-    from app.services.planner import start_document
+    from app.local.documents import submit
 
     engine = _usable_engine(args.engine or settings.ocr_engine)
-    stack = await open_stack(settings)
-    try:
-        started = await start_document(
-            stack.service,
-            stack.store,
-            stack.queue,
-            args.pdf,
-            matter_id=await cli_matter(stack, args.matter),
-            engine=engine,
-            chunk_pages=args.chunk_pages,
-        )
-    finally:
-        await stack.close()
-    print(started.document.id)
+    print(await submit(settings, args.pdf, engine=engine, chunk_pages=args.chunk_pages, matter=args.matter))
     return 0
 
 
 async def _status(settings: Settings, args: argparse.Namespace) -> int:
-    from app.local.stack import open_stack
+    from app.local.documents import status
 
-    stack = await open_stack(settings)
-    try:
-        document = await stack.service.get_document(args.document_id)
-        progress = await stack.service.get_chunk_progress(document.id)
-        failed = await stack.service.get_failed_chunks(document.id)
-    finally:
-        await stack.close()
-    if args.json:
-        body = {
-            "document": document.model_dump(mode="json", by_alias=True),
-            "progress": progress.model_dump(mode="json", by_alias=True) | {"percent": progress.percent},
-            "failedChunks": [c.model_dump(mode="json", by_alias=True) for c in failed],
-        }
-        print(json.dumps(body, indent=2))
-        return 0
-    print(
-        f"{document.filename}: {document.ocr_status.value}, "
-        f"{progress.pages_completed}/{progress.pages_total} pages ({progress.percent:.1f}%), "
-        f"chunks: {progress.completed} completed, {progress.processing} processing, "
-        f"{progress.pending} pending, {progress.failed} failed"
-    )
-    for chunk in failed:
-        print(
-            f"  chunk {chunk.chunk_index} (pages {chunk.page_start}-{chunk.page_end}): "
-            f"{chunk.error_code}: {chunk.error_message}"
-        )
+    await status(settings, args.document_id, as_json=args.json)
+    return 0
+
+
+async def _result(settings: Settings, args: argparse.Namespace) -> int:
+    from app.local.documents import result
+
+    await result(settings, args.document_id, out_dir=args.out, fmt=args.format)
     return 0
 
 
 async def _retry(settings: Settings, args: argparse.Namespace) -> int:
+    from app.local.documents import retry
+
+    document_id, retried = await retry(settings, args.document_id)
+    print(f"{retried} chunk(s) of {document_id} queued again")
+    return 0
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    from app.local.serve import serve
+    from app.local.stack import resolve_services
+
+    serve(asyncio.run(resolve_services(settings)), args.host, args.port)
+    return 0
+
+
+async def _dev_user(settings: Settings, args: argparse.Namespace) -> int:
+    from app.local.dev import create_dev_user, refuse_in_production, with_dev_secret
     from app.local.stack import open_stack
 
+    refuse_in_production(settings, "dev-user")
     stack = await open_stack(settings)
     try:
-        document = await stack.service.get_document(args.document_id)
-        retried = await stack.service.retry_failed_chunks(document.id, force=True)
-        for chunk in retried:
-            await stack.queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1)
+        matter_id = await stack.service.get_or_create_matter(args.matter)
+        user = await create_dev_user(
+            with_dev_secret(stack.settings),
+            email=args.email,
+            matter_id=matter_id,
+            matter_name=args.matter,
+            role=args.role,
+            hours=args.hours,
+        )
     finally:
         await stack.close()
-    print(f"{len(retried)} chunk(s) of {document.id} queued again")
+    if args.json:
+        body = {
+            "userId": str(user.user_id),
+            "email": user.email,
+            "matterId": str(user.matter_id),
+            "matterName": user.matter_name,
+            "role": user.role,
+            "token": user.token,
+            "expiresInSeconds": user.expires_in_seconds,
+        }
+        print(json.dumps(body))
+        return 0
+    print(f"export CHUNK_OCR_MATTER={user.matter_id}")
+    print(f"export CHUNK_OCR_TOKEN={user.token}")
+    print(
+        f"chunk-ocr dev-user: {user.email} is {user.role} of matter {user.matter_name!r}; "
+        f"the token is valid for {args.hours:g} h",
+        file=sys.stderr,
+    )
     return 0
+
+
+def _check_inputs(pdfs: list[Path]) -> None:
+    """Before any server starts: every file exists, and no two would write the same output."""
+    from app.core.errors import InvalidInputError
+
+    seen: dict[str, Path] = {}
+    for pdf in pdfs:
+        if not pdf.is_file():
+            raise InvalidInputError(f"{pdf}: no such file" if not pdf.exists() else f"{pdf}: not a file")
+        if (other := seen.setdefault(pdf.stem, pdf)) is not pdf:
+            raise InvalidInputError(f"{other} and {pdf} would both be written to {pdf.stem}.txt; rename one")
 
 
 async def _db_migrate(settings: Settings, args: argparse.Namespace) -> int:
@@ -236,12 +291,31 @@ def _sample(args: argparse.Namespace) -> int:
 
 
 def _worker(settings: Settings) -> int:
-    from arq.worker import run_worker
+    """The worker, on the services `submit` uses: with nothing configured, the embedded servers."""
+    from app.core.config import get_settings
 
-    from app.worker import WorkerSettings
+    if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
+        from app.local.stack import embedded_notice, resolve_services
 
-    run_worker(WorkerSettings)  # type: ignore[arg-type]
+        services = asyncio.run(resolve_services(settings))
+        if notice := embedded_notice(services):
+            print(f"chunk-ocr worker: {notice}", file=sys.stderr)
+        # The worker reads its settings from the environment, as under arq's CLI: hand it the URLs.
+        for name, value in (
+            ("DATABASE_URL", services.settings.database_url),
+            ("REDIS_URL", services.settings.redis_url),
+        ):
+            if value is not None:
+                os.environ[name] = value
+        get_settings.cache_clear()
+        _keep.extend(services.keep)
+    from app.worker import run
+
+    run()
     return 0
+
+
+_keep: list[object] = []  # the embedded servers a worker runs on live as long as it does
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -251,11 +325,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings()
         # Commands a person runs print their own one-line results; structured logs are for
         # workers and for whoever asks for them with LOG_LEVEL.
-        quiet = args.command != "worker" and "LOG_LEVEL" not in os.environ
+        quiet = args.command not in ("worker", "serve") and "LOG_LEVEL" not in os.environ
         configure_logging("WARNING" if quiet else settings.log_level)
         match args.command:
             case "run":
+                _check_inputs(args.pdfs)
                 return asyncio.run(_run(settings, args, started))
+            case "serve":
+                return _serve(settings, args)
+            case "dev-user":
+                return asyncio.run(_dev_user(settings, args))
+            case "result":
+                return asyncio.run(_result(settings, args))
             case "submit":
                 return asyncio.run(_submit(settings, args))
             case "worker":

@@ -9,7 +9,8 @@ from arq import create_pool
 from fastapi import FastAPI
 
 from app.api.errors import install_error_handlers
-from app.api.routes import documents, health, pages
+from app.api.routes import documents, health, pages, uploads
+from app.api.uploads import UploadSlots
 from app.core.config import Settings, get_settings
 from app.core.logging import configure_logging
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
@@ -29,6 +30,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redis = await create_pool(redis_settings(config.redis_url))
         app.state.settings, app.state.service, app.state.store = config, service, store
         app.state.redis, app.state.queue = redis, ArqJobQueue(redis)
+        app.state.upload_slots = UploadSlots(config.max_concurrent_uploads)
         try:
             yield
         finally:
@@ -43,6 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.include_router(uploads.router)
     app.include_router(documents.router)
     app.include_router(health.router)
     app.include_router(pages.router)

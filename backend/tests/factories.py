@@ -17,14 +17,23 @@ async def make_matter(pool: asyncpg.Pool, name: str = "Matter") -> UUID:
     return matter_id
 
 
-async def make_user(pool: asyncpg.Pool, matter_id: UUID | None = None) -> UUID:
+async def make_user(pool: asyncpg.Pool, matter_id: UUID | None = None, *, role: str | None = None) -> UUID:
+    """A user, a member of matter_id if given: with ``role`` (owner, member, viewer), else the default."""
     user_id: UUID = await pool.fetchval(
         "insert into auth.users (email) values ($1) returning id", f"{uuid.uuid4().hex}@example.com"
     )
     if matter_id is not None:
-        await pool.execute(
-            "insert into public.matter_members (matter_id, user_id) values ($1, $2)", matter_id, user_id
-        )
+        if role is None:  # the column's default
+            await pool.execute(
+                "insert into public.matter_members (matter_id, user_id) values ($1, $2)", matter_id, user_id
+            )
+        else:
+            await pool.execute(
+                "insert into public.matter_members (matter_id, user_id, role) values ($1, $2, $3)",
+                matter_id,
+                user_id,
+                role,
+            )
     return user_id
 
 
@@ -54,7 +63,8 @@ def pdf_with_a_refused_page(path: Path, kinds: str) -> Path:
     """Pages by kind: 'd' a born-digital text page, 'w' a page tesseract refuses (make_wide_page_pdf)."""
     from pypdf import PdfReader, PdfWriter
 
-    from app.pdf.samples import make_born_digital_pdf, make_wide_page_pdf
+    from app.pdf.samples import make_born_digital_pdf
+    from tests.pdf_factories import make_wide_page_pdf
 
     writer = PdfWriter()
     for index, kind in enumerate(kinds):

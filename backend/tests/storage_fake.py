@@ -7,6 +7,7 @@ Storage's JSON shape ({"statusCode": "404", "error": "not_found", ...}).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -33,6 +34,9 @@ class FakeStorage:
     objects: dict[str, StoredUpload] = field(default_factory=dict)
     requests: list[httpx.Request] = field(default_factory=list)
     fail_next: list[httpx.Response] = field(default_factory=list)
+    # Answers for uploads only, each used once: the first entry whose predicate accepts the
+    # object's name answers that upload instead of storing it (other uploads are unaffected).
+    fail_uploads: list[tuple[Callable[[str], bool], httpx.Response]] = field(default_factory=list)
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
@@ -40,7 +44,12 @@ class FakeStorage:
             return self.fail_next.pop(0)
         path = request.url.path.removeprefix("/storage/v1/")
         if request.method == "POST" and path.startswith(f"object/{self.bucket}/"):
-            return self._upload(path.removeprefix(f"object/{self.bucket}/"), request)
+            name = path.removeprefix(f"object/{self.bucket}/")
+            for index, (matches, answer) in enumerate(self.fail_uploads):
+                if matches(name):
+                    del self.fail_uploads[index]
+                    return answer
+            return self._upload(name, request)
         if request.method == "GET" and path.startswith(f"object/info/{self.bucket}/"):
             name = path.removeprefix(f"object/info/{self.bucket}/")
             if name not in self.objects:

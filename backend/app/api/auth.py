@@ -16,7 +16,7 @@ import jwt
 from app.api.errors import AuthError
 from app.core.config import Settings
 
-_ASYMMETRIC = ("RS256", "ES256", "EdDSA")
+_ASYMMETRIC = {"RS256": "RSA", "ES256": "EC", "EdDSA": "OKP"}  # algorithm: the JWK key type it needs
 
 
 @lru_cache(maxsize=4)
@@ -36,9 +36,13 @@ def user_from_token(token: str, settings: Settings) -> UUID:
         key: object = settings.supabase_jwt_secret.get_secret_value()
     elif algorithm in _ASYMMETRIC and settings.supabase_jwks_url:
         try:
-            key = _jwks(settings.supabase_jwks_url).get_signing_key_from_jwt(token).key
+            signing_key = _jwks(settings.supabase_jwks_url).get_signing_key_from_jwt(token)
         except jwt.PyJWTError as exc:
             raise AuthError(f"no signing key for this token: {exc}") from None
+        if signing_key.key_type != _ASYMMETRIC[algorithm]:
+            # e.g. alg ES256 with the kid of an RSA key: the key cannot check this signature
+            raise AuthError(f"the token's key ({signing_key.key_type}) does not sign {algorithm}")
+        key = signing_key.key
     else:
         raise AuthError(f"tokens signed with {algorithm!r} are not accepted")
     try:
@@ -55,6 +59,8 @@ def user_from_token(token: str, settings: Settings) -> UUID:
         raise AuthError("the token is for another audience") from None
     except jwt.PyJWTError as exc:
         raise AuthError(f"invalid token: {exc}") from None
+    except (TypeError, ValueError):  # what a key of the wrong kind raises, deep in cryptography
+        raise AuthError("invalid token: its key cannot check this signature") from None
     try:
         return UUID(str(claims["sub"]))
     except ValueError:

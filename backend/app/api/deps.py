@@ -65,3 +65,24 @@ async def _accessible_document(
 
 
 AccessibleDocument = Annotated[Document, Depends(_accessible_document)]
+
+
+async def _actable_document(
+    document_id: Annotated[str, Path(description="document id")], service: ServiceDep, user: CurrentUser
+) -> Document:
+    """The path's document, if the caller may act on it (start, retry): an owner or member of
+    its matter. A viewer gets 403 ``forbidden``; a non-member 404, as for reading."""
+    return await service.get_document_for_writer(document_id, user)
+
+
+ActableDocument = Annotated[Document, Depends(_actable_document)]
+
+
+async def require_writer(matter_id: str | UUID, user: UUID, service: OCRChunkService) -> UUID:
+    """The matter id if ``user`` may act in it (upload into it): an owner or member.
+
+    For routes that name a matter rather than a document (the upload route):
+    MatterNotFoundError (404 ``matter_not_found``) for a non-member, ForbiddenError
+    (403 ``forbidden``) for a viewer.
+    """
+    return await service.check_matter_write_access(matter_id, user)

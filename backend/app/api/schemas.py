@@ -7,7 +7,7 @@ from datetime import datetime
 from uuid import UUID
 
 from app.models.document import Document, DocumentStatus
-from app.models.ocr_chunk import CamelModel, ChunkProgress
+from app.models.ocr_chunk import CamelModel, ChunkProgress, ChunkStatus, DocumentOCRChunk
 from app.models.results import MergedResult
 
 
@@ -70,8 +70,59 @@ class RetryView(CamelModel):
     retried: int
 
 
+class DocumentView(CamelModel):
+    """A document as its matter's members see it: no storage paths (where the service keeps the
+    source and the result is its own business; the routes serve both)."""
+
+    id: UUID
+    matter_id: UUID
+    filename: str
+    page_count: int
+    file_sha256: str
+    ocr_status: DocumentStatus
+    engine: str
+    result_checksum: str | None
+    error_message: str | None
+    ocr_started_at: datetime | None
+    ocr_completed_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, document: Document) -> DocumentView:
+        return cls.model_validate(document.model_dump(include=set(cls.model_fields)))
+
+
+class ChunkView(CamelModel):
+    """A chunk as a member sees it: its pages, state and error; not which machine and process
+    holds it, nor where its input and result are stored."""
+
+    id: UUID
+    document_id: UUID
+    chunk_index: int
+    page_start: int
+    page_end: int
+    status: ChunkStatus
+    attempt_count: int
+    max_attempts: int
+    engine: str
+    error_code: str | None
+    error_message: str | None
+    error_retryable: bool | None
+    next_attempt_at: datetime
+    processing_started_at: datetime | None
+    heartbeat_at: datetime | None
+    processing_completed_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, chunk: DocumentOCRChunk) -> ChunkView:
+        return cls.model_validate(chunk.model_dump(include=set(cls.model_fields)))
+
+
 class StartedView(CamelModel):
-    document: Document
+    document: DocumentView
     chunks: int
 
 

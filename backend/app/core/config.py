@@ -79,6 +79,11 @@ class Settings(BaseSettings):
     sweep_interval_seconds: Annotated[int, Field(ge=1, le=60)] = 15
     ocr_low_confidence_threshold: Annotated[float, Field(ge=0, le=1)] = 0.7
     ocr_processes: Annotated[int, Field(ge=1, le=256)] | None = None  # None: one per core
+    # Limits that hold whatever a PDF says (README, "Limits"). A page tree may name one small page
+    # 100,000 times: the page count is what planning and OCR cost, not the file's size.
+    max_pages_per_document: Annotated[int, Field(ge=1)] = 10_000
+    max_page_decoded_mb: Annotated[int, Field(ge=0)] = 512  # content + images of a page; 0: unlimited
+    ocr_process_memory_mb: Annotated[int, Field(ge=0)] = 2048  # RLIMIT_AS per OCR process; 0: none
 
     # arq worker
     worker_max_jobs: Annotated[int, Field(ge=1, le=1000)] | None = None  # None: OCR processes + 1
@@ -94,6 +99,7 @@ class Settings(BaseSettings):
 
     # HTTP API
     max_upload_bytes: Annotated[int, Field(ge=1)] = 200 * 1024 * 1024
+    max_concurrent_uploads: Annotated[int, Field(ge=1, le=1000)] = 4  # per API process; then 503
     supabase_jwt_audience: str = "authenticated"
     supabase_jwks_url: str | None = None  # asymmetric JWT signing keys; HS256 with the secret otherwise
     auth_disabled: bool = False  # development only: every request is AUTH_DEV_USER_ID

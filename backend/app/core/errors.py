@@ -37,6 +37,13 @@ class InvalidInputError(OCRError):
     code = "invalid_input"
 
 
+class ResourceLimitError(OCRError):
+    """The input needs more than a configured limit allows (decoded bytes of a page, memory of an
+    OCR process): the same input needs the same again, so retrying cannot help."""
+
+    code = "resource_limit"
+
+
 class ConfigurationError(OCRError):
     """A setting is missing or invalid; raised at start-up."""
 
@@ -62,6 +69,12 @@ class MatterNotFoundError(NotFoundError):
     code = "matter_not_found"
 
 
+class ForbiddenError(OCRError):
+    """The caller belongs to the matter but their role may not do this (a viewer acting): HTTP 403."""
+
+    code = "forbidden"
+
+
 class ConflictError(OCRError):
     code = "conflict"
 
@@ -80,6 +93,12 @@ class InvalidStatusTransitionError(ConflictError):
     """The move is not in VALID_STATUS_TRANSITIONS (raised by Python or the trigger)."""
 
     code = "invalid_status_transition"
+
+
+class OCRAlreadyStartedError(ConflictError):
+    """The document's OCR was started already (a second start, or two at once)."""
+
+    code = "ocr_already_started"
 
 
 class LeaseLostError(ConflictError):
@@ -101,4 +120,11 @@ class RepositoryUnavailableError(RepositoryError):
     """The database could not be reached or asked us to try again."""
 
     code = "database_unavailable"
+    retryable = True
+
+
+class QueueUnavailableError(OCRError):
+    """Redis (the job queue) could not be reached; the sweep re-enqueues from the database."""
+
+    code = "queue_unavailable"
     retryable = True

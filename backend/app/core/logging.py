@@ -1,4 +1,9 @@
-"""structlog set-up: JSON lines when not on a terminal, readable console otherwise."""
+"""structlog set-up: JSON lines when not on a terminal, readable console otherwise.
+
+Records of the standard library's loggers (arq's job lines, asyncio, uvicorn)
+go through the same renderer, once: under `arq app.worker.WorkerSettings`,
+arq's own console handler is removed so each line is not printed twice.
+"""
 
 from __future__ import annotations
 
@@ -21,21 +26,55 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
     numeric = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
+    shared: list[structlog.typing.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
     structlog.configure(
         processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            *shared,
             structlog.processors.StackInfoRenderer(),
             structlog.processors.format_exc_info,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+        # Not cached: a process configures again once it knows its settings (a worker's LOG_LEVEL),
+        # and a logger that cached the first configuration would keep ignoring the second.
+        cache_logger_on_first_use=False,
     )
-    logging.basicConfig(level=max(numeric, logging.WARNING), stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_arq_prints_its_own)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                renderer,
+            ],
+            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
+        )
+    )
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "_chunk_ocr", False)]:
+        root.removeHandler(old)
+    handler._chunk_ocr = True  # type: ignore[attr-defined]  # ours, replaced on the next call
+    root.addHandler(handler)
+    root.setLevel(max(numeric, logging.WARNING))  # other libraries: warnings and errors
+    arq = logging.getLogger("arq")
+    for old in list(arq.handlers):  # arq's CLI gives it a console handler of its own
+        arq.removeHandler(old)
+    arq.setLevel(numeric)  # a worker's job lines at the worker's LOG_LEVEL
+    arq.propagate = True
     _configured = True
+
+
+def _arq_prints_its_own(record: logging.LogRecord) -> bool:
+    """Under arq's CLI, arq has a console handler of its own (configured after our modules are
+    imported) until configure_logging runs again in the worker's start-up hook and removes it;
+    meanwhile arq's lines are printed by that handler only."""
+    return not (record.name.startswith("arq") and logging.getLogger("arq").handlers)
 
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from app.core.errors import (
     InvalidInputError,
     InvalidStatusTransitionError,
+    OCRAlreadyStartedError,
     OCRError,
     RepositoryError,
     RepositoryUnavailableError,
@@ -18,6 +19,8 @@ from app.core.errors import (
 
 # Raised by ocr_chunk_status_guard (supabase/migrations/*_ocr_schema.sql).
 SQLSTATE_INVALID_TRANSITION = "OC001"
+# Raised by ocr_start_document (*_ocr_start_finalize_engine.sql) when OCR has started already.
+SQLSTATE_ALREADY_STARTED = "OC002"
 SQLSTATE_UNIQUE_VIOLATION = "23505"
 SQLSTATE_FOREIGN_KEY_VIOLATION = "23503"
 
@@ -46,14 +49,23 @@ def error_for_sqlstate(
     on_foreign_key: type[OCRError] | None = None,
 ) -> OCRError:
     state = (sqlstate or "").upper()
+    # Our own SQL raises these two with messages written for people; anything else PostgreSQL says
+    # names tables, constraints and keys: it stays in the error's context for logs, and the
+    # message (what an HTTP caller sees) is ours.
     if state == SQLSTATE_INVALID_TRANSITION:
         return InvalidStatusTransitionError(message, sqlstate=state)
+    if state == SQLSTATE_ALREADY_STARTED:
+        return OCRAlreadyStartedError(message, sqlstate=state)
     if state == SQLSTATE_UNIQUE_VIOLATION and on_unique is not None:
-        return on_unique(message, sqlstate=state)
+        return on_unique("it already exists", sqlstate=state, detail=message)
     if state == SQLSTATE_FOREIGN_KEY_VIOLATION and on_foreign_key is not None:
-        return on_foreign_key(message, sqlstate=state)
+        return on_foreign_key("what it refers to does not exist", sqlstate=state, detail=message)
     if state in _INVALID_INPUT:
-        return InvalidInputError(message, sqlstate=state)
+        return InvalidInputError(
+            "the database refused a value (out of range or malformed)", sqlstate=state, detail=message
+        )
     if state in _RETRYABLE or state[:2] in _RETRYABLE_CLASSES:
-        return RepositoryUnavailableError(message, sqlstate=state)
-    return RepositoryError(message, sqlstate=state)
+        return RepositoryUnavailableError(
+            "the database is unavailable; try again", sqlstate=state, detail=message
+        )
+    return RepositoryError("the database refused the operation", sqlstate=state, detail=message)

@@ -26,7 +26,7 @@ from app.core.errors import (
     RepositoryUnavailableError,
 )
 from app.db.errors import error_for_sqlstate
-from app.db.repository import chunk_payload, document_and_progress
+from app.db.repository import chunk_payload, document_and_progress, matter_role
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import (
     ChunkProgress,
@@ -35,6 +35,7 @@ from app.models.ocr_chunk import (
     DocumentOCRChunk,
     DocumentOCRChunkCreate,
 )
+from app.models.roles import MatterRole
 
 _CHUNK = "public.document_ocr_chunks"
 
@@ -114,6 +115,11 @@ class PostgresChunkRepository:
             )
         return bool(member)
 
+    async def member_role(self, matter_id: UUID, user_id: UUID) -> MatterRole | None:
+        async with self._translated():
+            role = await self._pool.fetchval("select public.ocr_user_matter_role($1, $2)", matter_id, user_id)
+        return matter_role(role)
+
     async def progress_for_user(
         self, document_id: UUID, user_id: UUID
     ) -> tuple[Document, ChunkProgress] | None:
@@ -178,10 +184,65 @@ class PostgresChunkRepository:
         async with self._translated():
             await self._pool.execute("delete from public.documents where id = $1", document_id)
 
-    async def documents_ready_to_merge(self, limit: int) -> list[Document]:
+    async def documents_ready_to_merge(self, limit: int, lease_seconds: float) -> list[Document]:
+        return await self._documents(
+            "select * from public.ocr_documents_ready_to_merge($1, $2)", limit, lease_seconds
+        )
+
+    async def _documents(self, query: str, *args: Any) -> list[Document]:
         async with self._translated():
-            rows = await self._pool.fetch("select * from public.ocr_documents_ready_to_merge($1)", limit)
+            rows = await self._pool.fetch(query, *args)
         return [Document.from_row(r) for r in rows]
+
+    async def _document(self, query: str, *args: Any) -> Document | None:
+        rows = await self._documents(query, *args)
+        return rows[0] if rows else None
+
+    async def _flag(self, query: str, *args: Any) -> bool:
+        async with self._translated():
+            return bool(await self._pool.fetchval(query, *args))
+
+    # -- the finalize lease -----------------------------------------------------
+
+    async def claim_finalize(
+        self, document_id: UUID, worker_id: str, lease_seconds: float
+    ) -> Document | None:
+        return await self._document(
+            "select * from public.ocr_claim_finalize($1, $2, $3)", document_id, worker_id, lease_seconds
+        )
+
+    async def heartbeat_finalize(self, document_id: UUID, worker_id: str, attempt: int) -> bool:
+        return await self._flag(
+            "select public.ocr_heartbeat_finalize($1, $2, $3)", document_id, worker_id, attempt
+        )
+
+    async def complete_finalize(
+        self,
+        document_id: UUID,
+        worker_id: str,
+        attempt: int,
+        result_storage_path: str,
+        result_checksum: str,
+    ) -> Document | None:
+        return await self._document(
+            "select * from public.ocr_complete_finalize($1, $2, $3, $4, $5)",
+            document_id,
+            worker_id,
+            attempt,
+            result_storage_path,
+            result_checksum,
+        )
+
+    async def release_finalize(
+        self, document_id: UUID, worker_id: str, attempt: int, failed_message: str | None = None
+    ) -> bool:
+        return await self._flag(
+            "select public.ocr_release_finalize($1, $2, $3, $4)",
+            document_id,
+            worker_id,
+            attempt,
+            failed_message,
+        )
 
     # -- chunk rows -----------------------------------------------------------
 
@@ -194,12 +255,23 @@ class PostgresChunkRepository:
     ) -> list[DocumentOCRChunk]:
         return await self._create(document_id, [chunk_payload(c) for c in chunks], max_attempts)
 
+    async def start_document(
+        self, document_id: UUID, chunks: Sequence[ChunkRange], max_attempts: int
+    ) -> list[DocumentOCRChunk]:
+        return await self._create(
+            document_id, [chunk_payload(c) for c in chunks], max_attempts, "ocr_start_document"
+        )
+
     async def _create(
-        self, document_id: UUID, payload: list[dict[str, Any]], max_attempts: int
+        self,
+        document_id: UUID,
+        payload: list[dict[str, Any]],
+        max_attempts: int,
+        function: str = "ocr_create_chunks",
     ) -> list[DocumentOCRChunk]:
         async with self._translated(on_unique=DuplicateChunkError, on_foreign_key=DocumentNotFoundError):
             rows = await self._pool.fetch(
-                "select * from public.ocr_create_chunks($1, $2::jsonb, $3)",
+                f"select * from public.{function}($1, $2::jsonb, $3)",
                 document_id,
                 json.dumps(payload),
                 max_attempts,

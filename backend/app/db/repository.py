@@ -26,6 +26,7 @@ from app.models.ocr_chunk import (
     DocumentOCRChunk,
     DocumentOCRChunkCreate,
 )
+from app.models.roles import MatterRole
 
 
 def chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str, Any]:
@@ -40,6 +41,18 @@ def chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str,
     if matter_id is not None:
         payload["matter_id"] = str(matter_id)
     return payload
+
+
+def matter_role(value: object) -> MatterRole | None:
+    """Decode ocr_user_matter_role's answer: a role name or null; anything else is a schema drift."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return MatterRole(value)
+        except ValueError:
+            pass
+    raise RepositoryError(f"ocr_user_matter_role returned {value!r}, expected owner, member, viewer or null")
 
 
 def document_and_progress(found: object) -> tuple[Document, ChunkProgress] | None:
@@ -59,6 +72,10 @@ class ChunkRepository(Protocol):
         ...
 
     async def is_matter_member(self, matter_id: UUID, user_id: UUID) -> bool: ...
+
+    async def member_role(self, matter_id: UUID, user_id: UUID) -> MatterRole | None:
+        """The user's role in the matter (ocr_user_matter_role); None when not a member."""
+        ...
 
     async def progress_for_user(
         self, document_id: UUID, user_id: UUID
@@ -87,7 +104,35 @@ class ChunkRepository(Protocol):
         """Remove a document and (by cascade) its chunks; used to undo a start that failed."""
         ...
 
-    async def documents_ready_to_merge(self, limit: int) -> list[Document]: ...
+    async def documents_ready_to_merge(self, limit: int, lease_seconds: float) -> list[Document]:
+        """Documents whose chunks all completed, not merged yet, whose merge nobody holds."""
+        ...
+
+    # -- the finalize lease -----------------------------------------------------
+    async def claim_finalize(
+        self, document_id: UUID, worker_id: str, lease_seconds: float
+    ) -> Document | None:
+        """Take the merge unless a live lease holds it or a chunk is not completed; None then."""
+        ...
+
+    async def heartbeat_finalize(self, document_id: UUID, worker_id: str, attempt: int) -> bool: ...
+
+    async def complete_finalize(
+        self,
+        document_id: UUID,
+        worker_id: str,
+        attempt: int,
+        result_storage_path: str,
+        result_checksum: str,
+    ) -> Document | None:
+        """Record the merged result and complete the document; None if the lease is lost."""
+        ...
+
+    async def release_finalize(
+        self, document_id: UUID, worker_id: str, attempt: int, failed_message: str | None = None
+    ) -> bool:
+        """Give the lease up (failing the document when failed_message is given); False if lost."""
+        ...
 
     # -- chunk rows -----------------------------------------------------------
     async def create_chunk(self, chunk: DocumentOCRChunkCreate, max_attempts: int) -> DocumentOCRChunk: ...
@@ -95,6 +140,16 @@ class ChunkRepository(Protocol):
     async def create_chunks(
         self, document_id: UUID, chunks: Sequence[ChunkRange], max_attempts: int
     ) -> list[DocumentOCRChunk]: ...
+
+    async def start_document(
+        self, document_id: UUID, chunks: Sequence[ChunkRange], max_attempts: int
+    ) -> list[DocumentOCRChunk]:
+        """Create the chunks and move the document to processing, atomically, once.
+
+        OCRAlreadyStartedError when the document has chunks or is not pending;
+        DocumentNotFoundError when it does not exist.
+        """
+        ...
 
     async def get_chunk(self, chunk_id: UUID) -> DocumentOCRChunk | None: ...
 

@@ -38,7 +38,7 @@ from app.core.errors import (
 )
 from app.db._postgrest import UnavailableResponse, first, install_hook, models, reject_unavailable
 from app.db.errors import error_for_sqlstate
-from app.db.repository import chunk_payload, document_and_progress
+from app.db.repository import chunk_payload, document_and_progress, matter_role
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import (
     ChunkProgress,
@@ -47,6 +47,7 @@ from app.models.ocr_chunk import (
     DocumentOCRChunk,
     DocumentOCRChunkCreate,
 )
+from app.models.roles import MatterRole
 
 CHUNKS = "document_ocr_chunks"
 DOCUMENTS = "documents"
@@ -144,6 +145,13 @@ class SupabaseChunkRepository:
             "ocr_user_is_matter_member", {"p_matter_id": str(matter_id), "p_user_id": str(user_id)}
         )
 
+    async def member_role(self, matter_id: UUID, user_id: UUID) -> MatterRole | None:
+        return matter_role(
+            await self._rpc(
+                "ocr_user_matter_role", {"p_matter_id": str(matter_id), "p_user_id": str(user_id)}
+            )
+        )
+
     async def progress_for_user(
         self, document_id: UUID, user_id: UUID
     ) -> tuple[Document, ChunkProgress] | None:
@@ -206,9 +214,61 @@ class SupabaseChunkRepository:
                 .execute()
             )
 
-    async def documents_ready_to_merge(self, limit: int) -> list[Document]:
-        data = await self._rpc("ocr_documents_ready_to_merge", {"p_limit": limit})
+    async def documents_ready_to_merge(self, limit: int, lease_seconds: float) -> list[Document]:
+        data = await self._rpc(
+            "ocr_documents_ready_to_merge", {"p_limit": limit, "p_lease_seconds": lease_seconds}
+        )
         return models(Document, data, "ocr_documents_ready_to_merge")
+
+    # -- the finalize lease -----------------------------------------------------
+
+    async def claim_finalize(
+        self, document_id: UUID, worker_id: str, lease_seconds: float
+    ) -> Document | None:
+        data = await self._rpc(
+            "ocr_claim_finalize",
+            {"p_document_id": str(document_id), "p_worker_id": worker_id, "p_lease_seconds": lease_seconds},
+        )
+        return first(Document, data, "ocr_claim_finalize")
+
+    async def heartbeat_finalize(self, document_id: UUID, worker_id: str, attempt: int) -> bool:
+        return await self._rpc_flag(
+            "ocr_heartbeat_finalize",
+            {"p_document_id": str(document_id), "p_worker_id": worker_id, "p_attempt": attempt},
+        )
+
+    async def complete_finalize(
+        self,
+        document_id: UUID,
+        worker_id: str,
+        attempt: int,
+        result_storage_path: str,
+        result_checksum: str,
+    ) -> Document | None:
+        data = await self._rpc(
+            "ocr_complete_finalize",
+            {
+                "p_document_id": str(document_id),
+                "p_worker_id": worker_id,
+                "p_attempt": attempt,
+                "p_result_storage_path": result_storage_path,
+                "p_result_checksum": result_checksum,
+            },
+        )
+        return first(Document, data, "ocr_complete_finalize")
+
+    async def release_finalize(
+        self, document_id: UUID, worker_id: str, attempt: int, failed_message: str | None = None
+    ) -> bool:
+        return await self._rpc_flag(
+            "ocr_release_finalize",
+            {
+                "p_document_id": str(document_id),
+                "p_worker_id": worker_id,
+                "p_attempt": attempt,
+                "p_failed_message": failed_message,
+            },
+        )
 
     # -- chunk rows -----------------------------------------------------------
 
@@ -221,16 +281,27 @@ class SupabaseChunkRepository:
     ) -> list[DocumentOCRChunk]:
         return await self._create(document_id, [chunk_payload(c) for c in chunks], max_attempts)
 
+    async def start_document(
+        self, document_id: UUID, chunks: Sequence[ChunkRange], max_attempts: int
+    ) -> list[DocumentOCRChunk]:
+        return await self._create(
+            document_id, [chunk_payload(c) for c in chunks], max_attempts, "ocr_start_document"
+        )
+
     async def _create(
-        self, document_id: UUID, payload: list[dict[str, Any]], max_attempts: int
+        self,
+        document_id: UUID,
+        payload: list[dict[str, Any]],
+        max_attempts: int,
+        function: str = "ocr_create_chunks",
     ) -> list[DocumentOCRChunk]:
         data = await self._rpc(
-            "ocr_create_chunks",
+            function,
             {"p_document_id": str(document_id), "p_chunks": payload, "p_max_attempts": max_attempts},
             on_unique=DuplicateChunkError,
             on_foreign_key=DocumentNotFoundError,
         )
-        rows = models(DocumentOCRChunk, data, "ocr_create_chunks")
+        rows = models(DocumentOCRChunk, data, function)
         if len(rows) != len(payload):  # the function inserts nothing when the document is missing
             raise DocumentNotFoundError(f"document {document_id} does not exist", document_id=document_id)
         return sorted(rows, key=lambda c: c.chunk_index)

@@ -9,6 +9,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
+from app.engines._limits import PageMeter, current_limits
 from app.engines.errors import PageRenderError
 
 RENDER_DPI = 300
@@ -22,19 +23,31 @@ MAX_RENDER_PIXELS = 160_000_000
 _COLOUR_RENDER_MAX_PIXELS = 40_000_000
 
 
+# The page meter of each open document (by id), when the process has a decoded-size limit.
+_meters: dict[int, PageMeter] = {}
+
+
 @contextmanager
 def open_pdf(pdf_bytes: bytes) -> Iterator[pdfium.PdfDocument]:
     try:
         document = pdfium.PdfDocument(pdf_bytes)
     except pdfium.PdfiumError as exc:
         raise PageRenderError(f"the chunk's PDF cannot be opened: {exc}") from None
+    limit = current_limits().page_decoded_bytes
+    if limit is not None:
+        _meters[id(document)] = PageMeter(pdf_bytes, limit)
     try:
         yield document
     finally:
+        _meters.pop(id(document), None)
         document.close()
 
 
 def load_page(document: pdfium.PdfDocument, index: int, page_number: int) -> pdfium.PdfPage:
+    """The page, once its decoded size is within the limit (PDFium decodes its content to load it)."""
+    meter = _meters.get(id(document))
+    if meter is not None:
+        meter.check(index, page_number)
     try:
         return document[index]
     except pdfium.PdfiumError as exc:

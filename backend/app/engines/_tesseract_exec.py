@@ -17,6 +17,15 @@ scan went from 1.05-1.27 s a page (a process and a PGM file per page) to
 0.83-0.88, with the same text (CER 0.0 on both). A batch that fails is
 finished one image at a time from the first image without output, so the
 error names the image that causes it.
+
+Every tesseract gets SIGKILL when the process that started it dies (a killed
+OCR process must not leave it running, see _lifetime.py), through util-linux's
+`setpriv --pdeathsig KILL`, which sets that and then execs tesseract. Not with a
+subprocess preexec_fn: with one, CPython runs the interpreter's at-fork
+handlers in the child, and gRPC's (loaded in a process that has run the
+google-vision engine) abort it before it can exec (tesseract "exited with -6").
+Without setpriv (not Linux, or a util-linux too old for --pdeathsig) tesseract
+runs as it is, and an orphan lives until its batch ends.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import io
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -55,6 +65,17 @@ class TsvWord:
 
 
 @cache
+def _dies_with_parent() -> tuple[str, ...]:
+    """The command prefix that makes tesseract die with the process that starts it (or none)."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or not sys.platform.startswith("linux"):
+        return ()
+    prefix = (setpriv, "--pdeathsig", "KILL", "--")
+    works = subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode == 0
+    return prefix if works else ()
+
+
+@cache
 def tesseract_binary() -> str:
     found = shutil.which("tesseract")
     if found is None:
@@ -62,22 +83,29 @@ def tesseract_binary() -> str:
     return found
 
 
+def tesseract_process(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
+    """tesseract with these arguments, its output captured; it dies with this process."""
+    return subprocess.run(
+        [*_dies_with_parent(), tesseract_binary(), *args],
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+        env=_ENV,
+    )
+
+
 @cache
 def tesseract_version() -> str:
-    out = subprocess.run(
-        [tesseract_binary(), "--version"], capture_output=True, text=True, check=False, env=_ENV
-    )
-    first = (out.stdout or out.stderr).splitlines()
+    out = tesseract_process("--version")
+    first = (out.stdout or out.stderr).decode("utf-8", "replace").splitlines()
     return first[0].strip() if first else "tesseract"
 
 
 @cache
 def check_language(language: str) -> None:
     """A missing language pack is a deployment problem, not a bad page: say so before any page."""
-    out = subprocess.run(
-        [tesseract_binary(), "--list-langs"], capture_output=True, text=True, check=False, env=_ENV
-    )
-    lines = out.stdout.splitlines() if out.returncode == 0 else []
+    out = tesseract_process("--list-langs")
+    lines = out.stdout.decode("utf-8", "replace").splitlines() if out.returncode == 0 else []
     installed = {line.strip() for line in lines[1:]}  # the first line is a heading
     missing = [lang for lang in language.split("+") if lang not in installed]
     if missing:
@@ -135,13 +163,7 @@ class _Failed(Exception):
 
 def _invoke(source: str, dpi: int, language: str, timeout: float) -> str:
     try:
-        done = subprocess.run(
-            [tesseract_binary(), source, "stdout", "--dpi", str(dpi), "-l", language, "tsv"],
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            env=_ENV,
-        )
+        done = tesseract_process(source, "stdout", "--dpi", str(dpi), "-l", language, "tsv", timeout=timeout)
     except subprocess.TimeoutExpired:
         raise TesseractTimeoutError(f"tesseract ran for more than {timeout:.0f} s") from None
     stdout = done.stdout.decode("utf-8", "replace")

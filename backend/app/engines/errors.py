@@ -36,3 +36,14 @@ class TesseractTimeoutError(EngineError):
 
     code = "tesseract_timeout"
     retryable = True
+
+
+class OcrProcessDiedError(EngineError):
+    """The OCR process running the chunk died (killed, or aborted by PDFium on a failed allocation).
+
+    Retryable: the machine may have killed it (the kernel's OOM killer, an operator); a chunk that
+    kills its process every time ends failed once its attempts are spent.
+    """
+
+    code = "ocr_process_died"
+    retryable = True

@@ -2,37 +2,283 @@
 
 PDFium is not thread-safe and tesseract is CPU-bound, so OCR runs in
 separate processes. They ignore SIGINT and SIGTERM: stopping is the worker's
-decision (it waits out its grace period, then exits and the pool with it).
+decision (it waits out its grace period, then calls stop_ocr_pool). Every
+process under the worker dies with its parent, even on SIGKILL (_lifetime.py).
+
+Each OCR process runs under the limits of _limits.py (decoded bytes per page,
+an address-space limit that its tesseract inherits). A MemoryError there comes
+back as ResourceLimitError. A process that dies (PDFium aborts on a failed
+allocation; the OOM killer; kill -9) breaks a ProcessPoolExecutor for good and
+fails every task in it, so OcrPool replaces the broken executor: the task that
+was running in the dead process fails with OcrProcessDiedError, the others
+(running in live processes, which are killed, or still queued) run again once
+on the new executor, and the next chunk finds a working pool.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
-from concurrent.futures import ProcessPoolExecutor
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, InvalidStateError, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver
+from multiprocessing.connection import wait
+from multiprocessing.context import ForkServerProcess
+from multiprocessing.process import BaseProcess
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
+from app.core.logging import get_logger
+from app.engines._lifetime import WORKER_PID_ENV, arm_ocr_process
+from app.engines._limits import Limits, memory_error, set_limits
 from app.engines.base import PageResult
+from app.engines.errors import OcrProcessDiedError
 from app.engines.registry import get_engine
 
+log = get_logger(__name__)
+_MIB = 1 << 20
+_SHM = Path("/dev/shm")
 
-def _ignore_signals() -> None:
+
+def _start_ocr_process(limits: Limits) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    arm_ocr_process()
+    set_limits(limits)
 
 
-def make_ocr_pool(processes: int | None = None) -> ProcessPoolExecutor:
+def default_limits() -> Limits:
+    """The limits the settings ask for (MAX_PAGE_DECODED_MB, OCR_PROCESS_MEMORY_MB; 0: none)."""
+    from app.core.config import get_settings
+
+    settings = get_settings()
+    return Limits(
+        page_decoded_bytes=settings.max_page_decoded_mb * _MIB if settings.max_page_decoded_mb else None,
+        address_space_bytes=settings.ocr_process_memory_mb * _MIB if settings.ocr_process_memory_mb else None,
+    )
+
+
+def make_ocr_pool(processes: int | None = None, limits: Limits | None = None) -> OcrPool:
+    """A pool of OCR processes. Make it on a thread that lives as long as the pool (the event
+    loop's): the forkserver, started here, dies when this thread ends. limits: from the settings."""
     # forkserver: children do not inherit the worker's event loop, sockets or locks. The server
     # imports the engines once, so each OCR process starts from a warm copy of it.
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_preload())
-    return ProcessPoolExecutor(
-        max_workers=processes or os.cpu_count() or 1,
-        mp_context=context,
-        initializer=_ignore_signals,
+    os.environ[WORKER_PID_ENV] = str(os.getpid())
+    forkserver.ensure_running()  # now and from this thread, not from the first submit's
+    return OcrPool(processes or os.cpu_count() or 1, limits if limits is not None else default_limits())
+
+
+class OcrPool(Executor):
+    """A ProcessPoolExecutor of OCR processes that replaces itself when one of them dies."""
+
+    def __init__(self, processes: int, limits: Limits) -> None:
+        self.processes = processes
+        self.limits = limits
+        self._lock = threading.RLock()
+        self._shutdown = False
+        self._tokens = itertools.count()
+        # Each running task names itself in a file named by its process's pid: when a process
+        # dies, the file it left says which task it was running.
+        self._running = Path(
+            tempfile.mkdtemp(prefix="chunk-ocr-pool-", dir=_SHM if os.access(_SHM, os.W_OK) else None)
+        )
+        self._executor = self._new_executor()
+        self._culprits: weakref.WeakKeyDictionary[ProcessPoolExecutor, set[int]] = weakref.WeakKeyDictionary()
+        self.replaced = 0  # how many times a dead process broke the executor
+
+    def _new_executor(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=self.processes,
+            mp_context=multiprocessing.get_context("forkserver"),
+            initializer=_start_ocr_process,
+            initargs=(self.limits,),
+        )
+
+    @property
+    def executor(self) -> ProcessPoolExecutor:
+        """The current executor (a new one after a process died)."""
+        return self._executor
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        outer: Future[Any] = Future()
+        self._submit(outer, next(self._tokens), fn, args, kwargs, rerun=True)
+        return outer
+
+    def _submit(
+        self,
+        outer: Future[Any],
+        token: int,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        rerun: bool,
+    ) -> None:
+        with self._lock:
+            if self._shutdown:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            executor = self._executor
+            try:
+                inner = executor.submit(_tracked, str(self._running), token, fn, args, kwargs)
+            except BrokenProcessPool:
+                executor = self._replace(executor)
+                inner = executor.submit(_tracked, str(self._running), token, fn, args, kwargs)
+
+        def done(inner: Future[Any]) -> None:
+            if outer.cancelled():
+                return
+            error = inner.exception() if not inner.cancelled() else None
+            if isinstance(error, BrokenProcessPool) and not self._shutdown:
+                culprit = self._on_broken(executor, token)
+                if not culprit and rerun:
+                    try:
+                        self._submit(outer, token, fn, args, kwargs, rerun=False)
+                        return
+                    except RuntimeError:  # shut down meanwhile
+                        pass
+                error = OcrProcessDiedError(
+                    "the OCR process running this chunk died"
+                    + (" (killed, or out of memory inside PDFium)" if culprit else " beside another one")
+                )
+            with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
+                if inner.cancelled():
+                    outer.cancel()
+                elif error is not None:
+                    outer.set_exception(error)
+                else:
+                    outer.set_result(inner.result())
+
+        outer.add_done_callback(lambda f: inner.cancel() if f.cancelled() else None)
+        inner.add_done_callback(done)
+
+    def _on_broken(self, executor: ProcessPoolExecutor, token: int) -> bool:
+        """Replace the broken executor (once); whether task `token` ran in a process that died."""
+        with self._lock:
+            culprits = self._culprits.get(executor)
+            if culprits is None:
+                # Read before _replace kills the survivors: the processes dead by now are the cause.
+                processes = list((executor._processes or {}).values())
+                culprits = set()
+                for process in processes:
+                    if process.exitcode is not None:
+                        with contextlib.suppress(OSError, ValueError):
+                            culprits.add(int((self._running / str(process.pid)).read_text()))
+                self._culprits[executor] = culprits
+                self._replace(executor)
+                for process in processes:
+                    (self._running / str(process.pid)).unlink(missing_ok=True)
+            return token in culprits
+
+    def _replace(self, broken: ProcessPoolExecutor) -> ProcessPoolExecutor:
+        """A new executor for a broken one, whose surviving processes (they ignore SIGTERM) are killed."""
+        with self._lock:
+            if broken is not self._executor:
+                return self._executor
+            survivors = list((broken._processes or {}).values())
+            for process in survivors:
+                if process.exitcode is None:
+                    with contextlib.suppress(OSError):
+                        process.kill()
+            self._executor = self._new_executor()
+            self.replaced += 1
+            log.warning(
+                "ocr_pool_replaced",
+                exit_codes={p.pid: p.exitcode for p in survivors},
+                replaced=self.replaced,
+            )
+            return self._executor
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._shutdown = True
+            executor = self._executor
+        executor.shutdown(wait=wait, cancel_futures=cancel_futures)
+        if wait:
+            shutil.rmtree(self._running, ignore_errors=True)
+
+
+def _tracked(
+    running: str, token: int, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """Run inside an OCR process: fn, with a file naming the task while it runs (see OcrPool)."""
+    marker = Path(running) / str(os.getpid())
+    with contextlib.suppress(OSError):
+        marker.write_text(str(token))
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        with contextlib.suppress(OSError):
+            marker.unlink()
+
+
+def stop_ocr_pool(executor: Executor, timeout: float = 5.0) -> None:
+    """Cancel queued work; return once the OCR processes and the forkserver have exited.
+
+    Processes still running a task after `timeout` seconds are killed (they
+    ignore SIGTERM), and their tesseract with them. The forkserver is stopped
+    unless a process of another pool still needs it; the next pool starts one.
+    """
+    started = time.monotonic()
+    pool = executor if isinstance(executor, OcrPool) else None
+    if pool is not None:
+        with pool._lock:
+            pool._shutdown = True  # no replacement from here on: stopping breaks the executor on purpose
+            executor = pool.executor
+    # The executor has no public handle on its processes; they must be taken before shutdown.
+    processes = (
+        list((executor._processes or {}).values()) if isinstance(executor, ProcessPoolExecutor) else []
     )
+    executor.shutdown(wait=False, cancel_futures=True)  # its thread tells each idle process to exit
+    running: dict[int, BaseProcess] = {process.sentinel: process for process in processes}
+    _await_exits(running, started + timeout)
+    # While one process is busy the executor stops none, so the idle ones are killed as well.
+    for process in running.values():
+        process.kill()
+    if running:
+        log.warning("ocr_processes_killed", pids=[p.pid for p in running.values()], timeout_s=timeout)
+    _await_exits(running, None)
+    if pool is not None:
+        shutil.rmtree(pool._running, ignore_errors=True)
+    _stop_forkserver()
+
+
+def _await_exits(running: dict[int, BaseProcess], deadline: float | None) -> None:
+    """Drop from running (by sentinel) each process that has exited by deadline (None: all).
+
+    Waits on the sentinels, not with join: the executor's thread joins the
+    same processes, and an exit status can be read once (a second reader
+    gets 255).
+    """
+    while running:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return
+        ready = wait(list(running), left)
+        for sentinel in [sentinel for sentinel in running if sentinel in ready]:
+            del running[sentinel]
+
+
+def _stop_forkserver() -> None:
+    if any(isinstance(process, ForkServerProcess) for process in multiprocessing.active_children()):
+        return  # another pool's process: the server must go on forking for it
+    # No public call stops it. _stop ("used by unit tests", CPython says) closes our end of the
+    # server's "alive" pipe, on which it exits, and reaps it. Without it, it exits with this process.
+    stop = getattr(forkserver._forkserver, "_stop", None)
+    if stop is not None:
+        stop()
 
 
 def _preload() -> list[str]:
@@ -44,7 +290,14 @@ def _preload() -> list[str]:
     each, measured with py-spy). The module itself is left out: run again by name while it is
     already imported, runpy warns.
     """
-    modules = ["app.engines.pool", "app.engines.tesseract", "app.engines.auto"]
+    # _forkserver_init first: it arms the server before anything else runs there.
+    modules = [
+        "app.engines._forkserver_init",
+        "app.engines.pool",
+        "app.engines.tesseract",
+        "app.engines.auto",
+        "pypdf",  # the page meter (_limits.py) reads chunks with it
+    ]
     main = sys.modules.get("__main__")
     for value in vars(main).values() if main is not None else ():
         name = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
@@ -61,4 +314,7 @@ def warm_up(engine_name: str) -> str:
 def recognize_in_process(engine_name: str, pdf_bytes: bytes, first_page: int) -> tuple[list[PageResult], str]:
     """Run inside a pool process: the pages of one chunk and the engine's version."""
     engine = get_engine(engine_name)
-    return engine.recognize(pdf_bytes, first_page), engine.version()
+    try:
+        return engine.recognize(pdf_bytes, first_page), engine.version()
+    except MemoryError:  # over OCR_PROCESS_MEMORY_MB: this chunk's input needs more than allowed
+        raise memory_error() from None

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import cache
 
 from app.engines.base import OcrEngine
-from app.engines.errors import EngineUnavailableError, UnknownEngineError
+from app.engines.errors import EngineError, EngineUnavailableError, UnknownEngineError
 
 
 def _text_layer() -> OcrEngine:
@@ -70,3 +70,19 @@ def get_engine(name: str) -> OcrEngine:
             f"unknown OCR engine {name!r}; choose one of {', '.join(available_engines())}"
         ) from None
     return factory()
+
+
+def probe_engines() -> tuple[dict[str, str], dict[str, str]]:
+    """Build every engine here: the versions of those that can run, and why the others cannot.
+
+    Runs in an OCR process at worker start-up, so a worker advertises the
+    engines that really build where its OCR runs.
+    """
+    versions: dict[str, str] = {}
+    reasons: dict[str, str] = {}
+    for name in available_engines():
+        try:
+            versions[name] = get_engine(name).version()
+        except EngineError as exc:
+            reasons[name] = str(exc)
+    return versions, reasons

@@ -17,9 +17,8 @@ from app.core.errors import InvalidInputError, OCRError
 from app.local.stack import LocalStack, cli_matter
 from app.local.workers import WorkerProcesses
 from app.models.document import Document, DocumentStatus
-from app.models.results import MergedResult
+from app.services.merge import document_result
 from app.services.planner import StartedDocument, start_document
-from app.storage.base import get_verified
 
 
 @dataclass
@@ -125,7 +124,7 @@ async def _run(
             "pages_per_second": round(document.page_count / seconds, 3) if seconds else None,
         }
         if document.ocr_status is DocumentStatus.COMPLETED:
-            merged = await _merged(stack, document)
+            merged = await document_result(stack.service, stack.store, stack.queue, document)
             txt, js = out_dir / f"{pdf.stem}.txt", out_dir / f"{pdf.stem}.json"
             await asyncio.to_thread(txt.write_text, merged.text(), encoding="utf-8")
             await asyncio.to_thread(js.write_bytes, merged.to_bytes())
@@ -140,13 +139,6 @@ async def _run(
             print(f"chunk-ocr: {pdf}: OCR failed: {document.error_message}", file=sys.stderr)
         report.documents.append(entry)
     return report
-
-
-async def _merged(stack: LocalStack, document: Document) -> MergedResult:
-    assert document.result_storage_path is not None
-    assert document.result_checksum is not None
-    data = await get_verified(stack.store, document.result_storage_path, document.result_checksum)
-    return MergedResult.model_validate_json(data)
 
 
 async def _wait(

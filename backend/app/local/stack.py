@@ -2,7 +2,10 @@
 
 DATABASE_URL / REDIS_URL are used when set. Otherwise the embedded servers
 from pip packages start under the data directory and the migrations are
-applied to the embedded database (with the plain-PostgreSQL stand-ins).
+applied to the embedded database (with the plain-PostgreSQL stand-ins). Every
+command (`run`, `submit`, `worker`, `serve`, ...) resolves them the same way,
+so they all reach the same servers; with ENVIRONMENT=production nothing is
+embedded and a missing URL is a one-line configuration error.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import asyncpg
 from arq import create_pool
 from arq.connections import ArqRedis
 
-from app.core.config import Settings
+from app.core.config import Environment, Settings
 from app.core.errors import ConfigurationError, RepositoryUnavailableError
 from app.db.migrations import migrate
 from app.embedded import start_postgres, start_redis
@@ -46,21 +49,58 @@ class LocalStack:
         return worker_env(self.settings)
 
 
-async def open_stack(settings: Settings) -> LocalStack:
+@dataclass
+class Services:
+    """Settings with database_url and redis_url filled in, and the embedded servers behind them
+    (kept referenced: an embedded server stops when the last process holding it exits)."""
+
+    settings: Settings
+    embedded: list[str]  # which of "PostgreSQL", "Redis" are embedded
+    keep: list[Any]
+
+
+async def resolve_services(settings: Settings) -> Services:
+    """DATABASE_URL and REDIS_URL as set, or the embedded servers under the data directory."""
     keep: list[Any] = []
+    embedded: list[str] = []
     updates: dict[str, Any] = {}
     if settings.database_url is None and not settings.supabase_configured:
+        _refuse_in_production(settings, "DATABASE_URL (or SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY)")
         postgres = start_postgres(settings.data_dir)
         keep.append(postgres.server)
         await migrate(postgres.dsn, plain_postgres=True)
         updates["database_url"] = postgres.dsn
+        embedded.append("PostgreSQL")
     elif settings.database_url is not None:
         await _check_schema(settings.database_url)
     if settings.redis_url is None:
+        _refuse_in_production(settings, "REDIS_URL")
         redis_server = start_redis(settings.data_dir)
         keep.append(redis_server.server)
         updates["redis_url"] = redis_server.url
-    settings = settings.model_copy(update=updates)
+        embedded.append("Redis")
+    return Services(settings.model_copy(update=updates), embedded, keep)
+
+
+def _refuse_in_production(settings: Settings, what: str) -> None:
+    if settings.environment is Environment.PRODUCTION:
+        raise ConfigurationError(f"{what} is not set, and ENVIRONMENT=production embeds no servers")
+
+
+def embedded_notice(services: Services) -> str | None:
+    """The one line a long-running command prints when it runs on embedded servers."""
+    if not services.embedded:
+        return None
+    unset = " and ".join({"PostgreSQL": "DATABASE_URL", "Redis": "REDIS_URL"}[e] for e in services.embedded)
+    return (
+        f"using the embedded {' and '.join(services.embedded)} under {services.settings.data_dir} "
+        f"({unset} not set)"
+    )
+
+
+async def open_stack(settings: Settings) -> LocalStack:
+    services = await resolve_services(settings)
+    settings, keep = services.settings, services.keep
     service = OCRChunkService(await build_repository(settings), settings)
     store = await build_blob_store(settings)
     try:

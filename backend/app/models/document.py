@@ -47,7 +47,27 @@ class Document(CamelModel):
     ocr_completed_at: datetime | None = None
     created_at: datetime
     updated_at: datetime
+    # the finalize lease: who merges the document now, and how many merges were started
+    finalize_worker_id: str | None = Field(default=None, exclude=True)
+    finalize_attempt: int = Field(default=0, exclude=True)
+    finalize_heartbeat_at: datetime | None = Field(default=None, exclude=True)
 
     @classmethod
     def from_row(cls, row: Any) -> Document:
         return cls.model_validate(dict(row))
+
+    @property
+    def finalize_lease(self) -> FinalizeLease:
+        if self.finalize_worker_id is None or self.finalize_attempt < 1:
+            raise ValueError(f"document {self.id} holds no finalize lease")
+        return FinalizeLease(
+            document_id=self.id, worker_id=self.finalize_worker_id, attempt=self.finalize_attempt
+        )
+
+
+class FinalizeLease(CamelModel):
+    """The fencing token of one merge: heartbeat, complete and release must present it."""
+
+    document_id: UUID
+    worker_id: Annotated[str, Field(min_length=1, max_length=200)]
+    attempt: Annotated[int, Field(ge=1)]

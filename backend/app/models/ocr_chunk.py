@@ -106,6 +106,7 @@ class DocumentOCRChunk(CamelModel):
     status: ChunkStatus
     attempt_count: int
     max_attempts: int = 3
+    engine: str  # the document's engine, copied to the row when the chunk is created
     error_code: str | None = None
     error_message: str | None = None
     error_retryable: bool | None = None

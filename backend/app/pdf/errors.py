@@ -31,3 +31,9 @@ class NoPagesError(PdfError):
 
 class DamagedPdfError(PdfError):
     code = "damaged_pdf"
+
+
+class TooManyPagesError(PdfError):
+    """More pages than MAX_PAGES_PER_DOCUMENT (a page tree may name one small page any number of times)."""
+
+    code = "too_many_pages"

@@ -10,6 +10,11 @@ the page count reported here is the page count it cuts.
 A PDF encrypted with an owner password only (a "permissions" password: no
 password is needed to open it, as every viewer shows) is read, with a
 warning; one that needs a password to open is refused.
+
+A file with more pages than max_pages (MAX_PAGES_PER_DOCUMENT) is refused
+with TooManyPagesError as soon as its page count is known, before it is
+hashed or repaired: a page tree may name one small page 100,000 times, so
+the page count, not the file's size, is what planning and OCR cost.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from app.pdf.errors import (
     NoPagesError,
     NotAPdfError,
     PdfNotFoundError,
+    TooManyPagesError,
 )
 
 if TYPE_CHECKING:  # repair.py imports pypdf (0.1 s), needed only for a damaged file
@@ -59,7 +65,7 @@ class _Opened:
     owner_locked: bool  # encrypted, but with an empty user password
 
 
-def inspect_pdf(path: Path) -> PdfInfo:
+def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
     """Validate path as a PDF we can OCR; raise a PdfError subclass naming what is wrong."""
     started = time.perf_counter()
     try:
@@ -78,9 +84,10 @@ def inspect_pdf(path: Path) -> PdfInfo:
         raise NotAPdfError("not a PDF (no %PDF- header)")
 
     warnings: list[str] = []
-    opened = _open_with_pdfium(path)
+    opened = _open_with_pdfium(path, max_pages)
     if opened is not None:
         page_count = opened.page_count
+        _check_page_count(page_count, max_pages)
         if opened.owner_locked:
             warnings.append(
                 "the PDF is encrypted with an owner password only; its pages are read without one"
@@ -90,6 +97,7 @@ def inspect_pdf(path: Path) -> PdfInfo:
     else:
         report = _repair_or_refuse(path)
         page_count = report.page_count
+        _check_page_count(page_count, max_pages)
         warnings.append(_repair_warning(report, truncated))
         # info, not warning: the warning itself travels in PdfInfo.warnings, for the caller to show once
         log.info("pdf_repaired", path=str(path), pages=page_count, lost_pages=list(report.lost_pages))
@@ -105,7 +113,16 @@ def inspect_pdf(path: Path) -> PdfInfo:
     return info
 
 
-def _open_with_pdfium(path: Path) -> _Opened | None:
+def _check_page_count(page_count: int, max_pages: int | None) -> None:
+    if max_pages is not None and page_count > max_pages:
+        raise TooManyPagesError(
+            f"the PDF has {page_count} pages, more than the {max_pages} allowed (MAX_PAGES_PER_DOCUMENT)",
+            page_count=page_count,
+            max_pages=max_pages,
+        )
+
+
+def _open_with_pdfium(path: Path, max_pages: int | None = None) -> _Opened | None:
     """Page count as PDFium reads the file, or None when PDFium cannot open it (damaged)."""
     with PDFIUM_LOCK:
         try:
@@ -124,6 +141,8 @@ def _open_with_pdfium(path: Path) -> _Opened | None:
             raise EncryptedPdfError("the PDF is encrypted; decrypt it first")
         if declared == 0:
             raise NoPagesError("the PDF has no pages")
+        if declared is not None:
+            _check_page_count(declared, max_pages)  # before a repair that costs time per page
         return None
     if count == 0:
         raise NoPagesError("the PDF has no pages")

@@ -1,19 +1,23 @@
-"""Sample PDFs the project makes itself, for the demo, tests and benchmarks.
+"""Sample PDFs the project makes itself, for `chunk-ocr sample`, the tests and the benchmarks.
 
 Scans are real English prose drawn with a TrueType font onto 300 DPI
 letter-size pages and stored as images only (no text layer); born-digital
-pages are reportlab text. The generators of good files return the text of
-each page, so OCR output can be scored against it (cer). The make_*
-helpers further down write the bad inputs the service must refuse or
-repair: encrypted, owner-locked, zero pages, truncated, broken xref, a page
-tesseract refuses and a page too large to render.
+pages are Helvetica text in a PDF written here by hand. Both return the text
+of each page as a reader gets it back, so OCR output can be scored against it.
+
+Only the app's own dependencies are used (Pillow; the born-digital writer
+needs nothing but the standard library), so `chunk-ocr sample` works in a
+plain install. The generators of bad and odd inputs the tests need
+(encrypted, truncated, a page too wide for tesseract, ...) live with the
+tests, in tests/pdf_factories.py.
 """
 
 from __future__ import annotations
 
-import io
+import base64
 import random
 import textwrap
+import zlib
 from pathlib import Path
 
 from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
@@ -103,7 +107,7 @@ def render_scan(text: str, *, points: float = 11.5) -> Image.Image:
     return image
 
 
-def _wrapped(text: str) -> str:
+def wrapped(text: str) -> str:
     """The text as laid out on the page (line breaks where the renderer wrapped)."""
     return "\n\n".join("\n".join(textwrap.wrap(p, width=78)) for p in text.split("\n\n"))
 
@@ -143,174 +147,82 @@ def make_scanned_pdf(path: Path, pages: int, seed: int = 0, *, degraded: bool = 
     first = next(images)
     options = {"quality": 40} if degraded else {}
     first.save(path, "PDF", resolution=DPI, save_all=True, append_images=images, **options)
-    return [_wrapped(t) for t in texts]
+    return [wrapped(t) for t in texts]
 
 
 def make_born_digital_pdf(path: Path, pages: int, seed: int = 0, *, blank: bool = False) -> list[str]:
-    """A text PDF (reportlab); with blank=True, pages with nothing on them."""
-    from reportlab.lib.pagesizes import letter
-    from reportlab.pdfgen import canvas
-
-    pdf = canvas.Canvas(str(path), pagesize=letter, pageCompression=1)
-    texts = []
-    for i in range(pages):
-        text = "" if blank else _wrapped(page_text(i, seed, sentences=8))
-        lines = pdf.beginText(72, 720)
-        lines.setFont("Helvetica", 11)
-        for line in text.split("\n"):
-            lines.textLine(line)
-        if text:
-            pdf.drawText(lines)
-        pdf.showPage()
-        texts.append(text)
-    pdf.save()
+    """A text PDF of `pages` letter-size pages of prose; with blank=True, pages with nothing on
+    them. Returns each page's text, lines broken where the page breaks them."""
+    texts = ["" if blank else wrapped(page_text(i, seed, sentences=8)) for i in range(pages)]
+    path.write_bytes(_text_pdf(texts))
     return texts
 
 
-def make_mixed_pdf(path: Path, kinds: str, seed: int = 0) -> list[str]:
-    """Pages by kind, one letter each: 'd' born-digital, 's' scanned. E.g. 'dsd'."""
-    from pypdf import PdfReader, PdfWriter
-
-    writer = PdfWriter()
-    texts = []
-    for i, kind in enumerate(kinds):
-        single = io.BytesIO()
-        if kind == "d":
-            tmp = path.with_suffix(f".part{i}.pdf")
-            texts += make_born_digital_pdf(tmp, 1, seed * 1000 + i)
-            single.write(tmp.read_bytes())
-            tmp.unlink()
-        elif kind == "s":
-            text = page_text(i, seed)
-            render_scan(text).save(single, "PDF", resolution=DPI)
-            texts.append(_wrapped(text))
-        else:
-            raise ValueError(f"page kind must be 'd' or 's', not {kind!r}")
-        writer.append(PdfReader(io.BytesIO(single.getvalue())))
-    with path.open("wb") as handle:
-        writer.write(handle)
-    return texts
+# The born-digital layout: 11-point Helvetica, one-inch margins, 1.2 line spacing.
+_LETTER_POINTS = (612, 792)
+_FONT_SIZE = 11
+_LEADING = 13.2
+_LEFT, _TOP = 72, 720
 
 
-def make_scan_with_text_layer(path: Path, overlay: str, *, invisible: bool, seed: int = 0) -> str:
-    """One scanned page with a text layer drawn over it; returns the scan's text.
+def _text_pdf(texts: list[str]) -> bytes:
+    """A PDF with one page per text, each line of a text one line of Helvetica.
 
-    invisible=True is an OCR layer as scanners write it (render mode 3); False
-    is a visible stamp in the bottom margin, as a Bates number is added.
+    Objects are laid out as reportlab lays them out, so a file cut short loses its last pages
+    (not its page tree): 1 the font resources, 2 the font, then the pages, the catalog, the
+    page tree, and last each page's content stream. Streams are Flate-compressed and ASCII85
+    encoded, which keeps the whole file 7-bit text.
     """
-    from reportlab.lib.pagesizes import letter
-    from reportlab.lib.utils import ImageReader
-    from reportlab.pdfgen import canvas
-
-    text = page_text(0, seed)
-    pdf = canvas.Canvas(str(path), pagesize=letter, pageCompression=1)
-    pdf.drawImage(ImageReader(render_scan(text)), 0, 0, width=letter[0], height=letter[1])
-    layer = pdf.beginText(72, 36)
-    layer.setFont("Helvetica", 9)
-    if invisible:
-        layer.setTextRenderMode(3)
-    for line in overlay.split("\n"):
-        layer.textLine(line)
-    pdf.drawText(layer)
-    pdf.showPage()
-    pdf.save()
-    return _wrapped(text)
-
-
-def make_empty_file(path: Path) -> None:
-    path.write_bytes(b"")
-
-
-def make_not_a_pdf(path: Path) -> None:
-    """A PNG signature and nothing else: what a wrong upload looks like."""
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
-
-
-def make_encrypted_pdf(path: Path, password: str = "secret") -> None:
-    from pypdf import PdfWriter
-
-    source = path.with_suffix(".plain.pdf")
-    make_born_digital_pdf(source, 1)
-    writer = PdfWriter(clone_from=str(source))
-    writer.encrypt(user_password=password, owner_password=password + "-owner")
-    with path.open("wb") as handle:
-        writer.write(handle)
-    source.unlink()
-
-
-def make_owner_locked_pdf(path: Path, pages: int = 1, seed: int = 0) -> list[str]:
-    """Encrypted with an owner password only ("no copying"): opens without a password."""
-    from pypdf import PdfWriter
-    from pypdf.constants import UserAccessPermissions
-
-    source = path.with_suffix(".plain.pdf")
-    texts = make_born_digital_pdf(source, pages, seed)
-    writer = PdfWriter(clone_from=str(source))
-    writer.encrypt(
-        user_password="",
-        owner_password="owner",
-        algorithm="AES-256",
-        permissions_flag=UserAccessPermissions(0),
+    count = len(texts)
+    first_page = 3
+    catalog, tree = first_page + count, first_page + count + 1
+    first_content = tree + 1
+    objects = [
+        b"<< /F1 2 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /Name /F1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+    ]
+    objects += [
+        b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 %d %d] /Resources << /Font 1 0 R >> "
+        b"/Contents %d 0 R >>" % (tree, *_LETTER_POINTS, first_content + i)
+        for i in range(count)
+    ]
+    objects.append(b"<< /Type /Catalog /Pages %d 0 R >>" % tree)
+    kids = b" ".join(b"%d 0 R" % (first_page + i) for i in range(count))
+    objects.append(b"<< /Type /Pages /Count %d /Kids [%s] >>" % (count, kids))
+    for text in texts:
+        encoded = base64.a85encode(zlib.compress(_content(text)), wrapcol=76) + b"~>"
+        objects.append(
+            b"<< /Filter [/ASCII85Decode /FlateDecode] /Length %d >>\nstream\n%s\nendstream"
+            % (len(encoded), encoded)
+        )
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        catalog,
+        xref,
     )
-    with path.open("wb") as handle:
-        writer.write(handle)
-    source.unlink()
-    return texts
+    return bytes(out)
 
 
-def make_wide_page_pdf(path: Path) -> None:
-    """A 194-inch banner: 58,000 pixels wide at 300 DPI, more than tesseract accepts (32,767)."""
-    from reportlab.pdfgen import canvas
-
-    pdf = canvas.Canvas(str(path), pagesize=(14000, 72))
-    pdf.setFont("Helvetica", 40)
-    pdf.drawString(10, 20, "A banner far too wide for tesseract")
-    pdf.showPage()
-    pdf.save()
-
-
-def make_oversized_page_pdf(path: Path) -> None:
-    """A 200 x 200 inch page (the largest PDF allows): 3.6 gigapixels at 300 DPI, refused unrendered."""
-    from reportlab.pdfgen import canvas
-
-    pdf = canvas.Canvas(str(path), pagesize=(14400, 14400))
-    pdf.setFont("Helvetica", 400)
-    pdf.drawString(100, 100, "A poster nobody can render at 300 DPI")
-    pdf.showPage()
-    pdf.save()
+def _content(text: str) -> bytes:
+    """The content stream of one page: the text's lines top down, an empty line a blank one."""
+    if not text:
+        return b""
+    lines = text.split("\n")
+    if len(lines) * _LEADING > _TOP - 72:
+        raise ValueError(f"{len(lines)} lines do not fit on a letter page")
+    shown = b" T*\n".join(b"(%s) Tj" % _pdf_string(line) if line else b"" for line in lines)
+    return b"BT\n/F1 %d Tf %.1f TL %d %d Td\n%s\nET\n" % (_FONT_SIZE, _LEADING, _LEFT, _TOP, shown)
 
 
-def make_zero_page_pdf(path: Path) -> None:
-    """A syntactically valid PDF whose page tree is empty."""
-    from pypdf import PdfWriter
-
-    with path.open("wb") as handle:
-        PdfWriter().write(handle)
-
-
-def make_truncated_pdf(path: Path, pages: int, keep: float = 0.6, seed: int = 0) -> list[str]:
-    """A born-digital PDF cut short (as an interrupted download is)."""
-    texts = make_born_digital_pdf(path, pages, seed)
-    data = path.read_bytes()
-    path.write_bytes(data[: int(len(data) * keep)])
-    return texts
-
-
-def make_broken_xref_pdf(path: Path, pages: int, seed: int = 0) -> list[str]:
-    """A born-digital PDF whose startxref points at the wrong offset (readers must rebuild it)."""
-    texts = make_born_digital_pdf(path, pages, seed)
-    data = path.read_bytes()
-    head, _, tail = data.rpartition(b"startxref")
-    offset = tail.split()[0]
-    path.write_bytes(head + b"startxref" + tail.replace(offset, str(int(offset) // 2).encode(), 1))
-    return texts
-
-
-def cer(reference: str, hypothesis: str) -> float:
-    """Character error rate: edit distance over reference length, whitespace runs collapsed."""
-    from rapidfuzz.distance import Levenshtein  # a test and benchmark dependency
-
-    ref, hyp = " ".join(reference.split()), " ".join(hypothesis.split())
-    if not ref:
-        return 0.0 if not hyp else 1.0
-    return Levenshtein.distance(ref, hyp) / len(ref)
+def _pdf_string(line: str) -> bytes:
+    """A line as the body of a PDF literal string in WinAnsiEncoding."""
+    data = line.encode("cp1252")
+    return data.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")

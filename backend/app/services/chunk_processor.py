@@ -1,13 +1,21 @@
 """Process one chunk under its lease: claim, heartbeat, OCR, store, complete.
 
-The recipe, one step per line in ``process``:
+The recipe, one step per line in ``process`` and ``_run``:
   1. claim the chunk (nothing to claim: a duplicate delivery, done)
   2. keep the lease alive with a heartbeat task; if the lease is lost, stop
-  3. a result recorded by an earlier attempt that still verifies: complete with it
+  3. a result an earlier attempt stored (recorded on the row, or found at the
+     chunk's result path) that verifies: complete with it, no OCR
   4. download the chunk's input PDF, verified against its checksum
-  5. OCR its pages in the process pool
-  6. upload the result (content-addressed), record it, complete the chunk
+  5. OCR its pages in the process pool, with the engine the document asked for
+  6. upload the result to its path, then complete the chunk
   7. on an error: fail the chunk with the error's code; retryable ones come back later
+
+Outages are waited out, not turned into failures: a blob store error on upload
+is retried (bounded, with backoff) so OCR is never redone because an upload
+failed, and a database that stops answering is waited for while the lease can
+still be valid (until the stale threshold has passed since the last heartbeat
+that landed). A result that could not be recorded stays at its path, where
+the next attempt finds it.
 """
 
 from __future__ import annotations
@@ -16,32 +24,41 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from app.core.errors import LeaseLostError, OCRError
+from pydantic import ValidationError
+
+from app.core.backoff import Backoff, retry_transient
+from app.core.errors import LeaseLostError, OCRError, RepositoryUnavailableError
+from app.core.health import DependencyHealth
 from app.core.logging import get_logger
+from app.engines.errors import EngineUnavailableError, UnknownEngineError
 from app.engines.pool import recognize_in_process
-from app.models.ocr_chunk import ChunkLease, DocumentOCRChunk
+from app.models.ocr_chunk import ChunkLease, ChunkStatus, DocumentOCRChunk
 from app.models.results import ChunkResult, PageText, WordBox
+from app.services.leases import run_while_leased
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import JobQueue
-from app.storage.base import BlobStore, get_verified
+from app.storage.base import BlobStore, StoredObject, get_verified
 from app.storage.checksums import sha256_hex
-from app.storage.errors import StorageError
+from app.storage.errors import ChecksumMismatchError, ObjectNotFoundError, StorageError
 from app.storage.paths import chunk_result_path
 
 log = get_logger(__name__)
 T = TypeVar("T")
+DATABASE = "database"
 
 
 class ChunkOutcome(StrEnum):
     NOT_CLAIMABLE = "not_claimable"  # duplicate or early delivery: nothing done
+    DEFERRED = "deferred"  # the database did not answer the claim; the sweep enqueues it again
     COMPLETED = "completed"  # OCR ran and the result is stored
     REUSED = "reused"  # an earlier attempt's stored result verified; no OCR
     FAILED = "failed"  # the chunk is failed with an error code
     LEASE_LOST = "lease_lost"  # another attempt owns the chunk; nothing written
+    UNRECORDED = "unrecorded"  # the database stayed away past the lease; the next attempt reuses
 
 
 class InternalError(OCRError):
@@ -52,26 +69,56 @@ class InternalError(OCRError):
 
 
 @dataclass
+class _Lease:
+    """One attempt's lease as this worker knows it: the token and when it was last confirmed."""
+
+    token: ChunkLease
+    confirmed_at: float = field(default_factory=time.monotonic)  # time.monotonic()
+
+    def valid_until(self, threshold_seconds: float) -> float:
+        """After this, the sweep may have failed the attempt: waiting to record is pointless."""
+        return self.confirmed_at + threshold_seconds
+
+
+def _transient_storage_error(error: BaseException) -> bool:
+    # A checksum mismatch does not heal by reading again; it needs the object produced again.
+    return (
+        isinstance(error, StorageError) and error.retryable and not isinstance(error, ChecksumMismatchError)
+    )
+
+
+@dataclass
 class ChunkProcessor:
     service: OCRChunkService
     store: BlobStore
     queue: JobQueue
     executor: Executor
-    engine: str
     worker_id: str
+    health: DependencyHealth = field(default_factory=DependencyHealth)
+    storage_backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=8.0))
+    storage_attempts: int = 6  # about 15 s of waits before an upload failure fails the attempt
+    database_backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=5.0))
 
     async def process(self, chunk_id: str) -> ChunkOutcome:
-        chunk = await self.service.claim_chunk(chunk_id, self.worker_id)
+        try:
+            chunk = await self._with_database(
+                lambda: self.service.claim_chunk(chunk_id, self.worker_id),
+                deadline=time.monotonic() + self._threshold,
+            )
+        except RepositoryUnavailableError as exc:
+            log.warning("chunk_claim_deferred", chunk_id=chunk_id, worker_id=self.worker_id, error=str(exc))
+            return ChunkOutcome.DEFERRED
         if chunk is None:
             log.info("chunk_not_claimable", chunk_id=chunk_id, worker_id=self.worker_id)
             return ChunkOutcome.NOT_CLAIMABLE
-        lease = chunk.lease
+        lease = _Lease(chunk.lease)
         bound = log.bind(
             chunk_id=str(chunk.id),
             document_id=str(chunk.document_id),
             chunk_index=chunk.chunk_index,
-            attempt=lease.attempt,
+            attempt=lease.token.attempt,
             worker_id=self.worker_id,
+            engine=chunk.engine,
         )
         started = time.perf_counter()
         try:
@@ -79,8 +126,11 @@ class ChunkProcessor:
         except LeaseLostError:
             bound.warning("chunk_lease_lost", duration_ms=_ms(started))
             return ChunkOutcome.LEASE_LOST
+        except RepositoryUnavailableError as exc:
+            bound.warning("chunk_unrecorded", error=str(exc), duration_ms=_ms(started))
+            return ChunkOutcome.UNRECORDED
         except Exception as exc:  # every failure must land on the row, or the chunk waits for the sweep
-            error = exc if isinstance(exc, OCRError) else InternalError(f"{type(exc).__name__}: {exc}")
+            error = _domain_error(exc)
             bound.error(
                 "chunk_attempt_failed",
                 error_code=error.code,
@@ -89,49 +139,88 @@ class ChunkProcessor:
                 duration_ms=_ms(started),
                 exc_info=not isinstance(exc, OCRError),
             )
-            await self._fail(lease, error)
-            return ChunkOutcome.FAILED
+            return await self._fail(lease, error, bound)
         bound.info("chunk_done", outcome=outcome.value, pages=chunk.page_count, duration_ms=_ms(started))
         await self._after_complete(chunk)
         return outcome
 
-    async def _run(self, chunk: DocumentOCRChunk, lease: ChunkLease) -> ChunkOutcome:
-        if chunk.result_storage_path and chunk.result_checksum:
+    async def _run(self, chunk: DocumentOCRChunk, lease: _Lease) -> ChunkOutcome:
+        path = self.result_path(chunk)
+        earlier = await self._stored_result(chunk, path)
+        if earlier is not None:
+            await self._complete(lease, earlier)
+            return ChunkOutcome.REUSED
+        result = await self.recognize(chunk)
+        await self._confirm_lease(lease)  # a lease lost during OCR must not lead to a write
+        stored = await self.put_result(path, result.to_bytes())
+        await self._complete(lease, stored)
+        return ChunkOutcome.COMPLETED
+
+    @staticmethod
+    def result_path(chunk: DocumentOCRChunk) -> str:
+        if not chunk.input_checksum:
+            raise InternalError(f"chunk {chunk.id} has no input object", chunk_id=chunk.id)
+        return chunk_result_path(
+            chunk.matter_id, chunk.document_id, chunk.chunk_index, chunk.input_checksum, chunk.engine
+        )
+
+    async def _stored_result(self, chunk: DocumentOCRChunk, path: str) -> StoredObject | None:
+        """A result an earlier attempt stored, if it still verifies."""
+        if chunk.result_storage_path and chunk.result_checksum:  # recorded on the row
             try:
-                await get_verified(self.store, chunk.result_storage_path, chunk.result_checksum)
+                data = await get_verified(self.store, chunk.result_storage_path, chunk.result_checksum)
             except StorageError as exc:
                 log.warning("chunk_recorded_result_unusable", chunk_id=str(chunk.id), error=str(exc))
             else:
-                await self.service.complete_chunk(lease, chunk.result_storage_path, chunk.result_checksum)
-                return ChunkOutcome.REUSED
-        result = await self.recognize(chunk)
-        data = result.to_bytes()
-        path = chunk_result_path(chunk.matter_id, chunk.document_id, chunk.chunk_index, sha256_hex(data))
-        # A lease lost during OCR must not lead to a write: check it before uploading.
-        if not await self.service.update_heartbeat(lease):
-            raise LeaseLostError("lease lost before upload", chunk_id=chunk.id)
-        stored = await self.store.put(path, data, "application/json")
-        await self.service.record_chunk_result(lease, stored.path, stored.sha256)
-        await self.service.complete_chunk(lease, stored.path, stored.sha256)
-        return ChunkOutcome.COMPLETED
+                return StoredObject(chunk.result_storage_path, chunk.result_checksum, len(data))
+        if chunk.attempt_count < 2:
+            return None  # a first attempt has nothing to find: spare the storage round trip
+        try:
+            data = await self.store.get(path)  # stored, but the attempt died before recording it
+        except ObjectNotFoundError:
+            return None
+        except StorageError as exc:
+            log.warning("chunk_stored_result_unreadable", chunk_id=str(chunk.id), error=str(exc))
+            return None
+        if not _result_of(chunk, data):
+            log.warning("chunk_stored_result_rejected", chunk_id=str(chunk.id), path=path)
+            return None
+        return StoredObject(path, sha256_hex(data), len(data))
 
     async def recognize(self, chunk: DocumentOCRChunk) -> ChunkResult:
         """OCR the chunk's input PDF in the process pool (also used by finalize to repair)."""
         if not chunk.input_storage_path or not chunk.input_checksum:
             raise InternalError(f"chunk {chunk.id} has no input object", chunk_id=chunk.id)
-        pdf = await get_verified(self.store, chunk.input_storage_path, chunk.input_checksum)
+        path, checksum = chunk.input_storage_path, chunk.input_checksum
+        pdf = await retry_transient(
+            lambda: get_verified(self.store, path, checksum),
+            transient=(StorageError,),
+            when=_transient_storage_error,
+            backoff=self.storage_backoff,
+            attempts=self.storage_attempts,
+        )
         loop = asyncio.get_running_loop()
         ocr_started = time.perf_counter()
-        pages, engine_version = await loop.run_in_executor(
-            self.executor, recognize_in_process, self.engine, pdf, chunk.page_start
+        try:
+            pages, engine_version = await loop.run_in_executor(
+                self.executor, recognize_in_process, chunk.engine, pdf, chunk.page_start
+            )
+        except UnknownEngineError as exc:
+            raise EngineUnavailableError(f"worker {self.worker_id} cannot run this engine: {exc}") from None
+        # One event per engine run: how often OCR really ran (tests count these).
+        log.info(
+            "chunk_ocr",
+            chunk_id=str(chunk.id),
+            engine=chunk.engine,
+            pages=len(pages),
+            duration_ms=_ms(ocr_started),
         )
-        log.debug("chunk_ocr", chunk_id=str(chunk.id), pages=len(pages), duration_ms=_ms(ocr_started))
         result = ChunkResult(
             document_id=chunk.document_id,
             chunk_index=chunk.chunk_index,
             page_start=chunk.page_start,
             page_end=chunk.page_end,
-            engine=self.engine,
+            engine=chunk.engine,
             engine_version=engine_version,
             pages=tuple(
                 PageText(
@@ -152,58 +241,146 @@ class ChunkProcessor:
             )
         return result
 
-    async def _with_heartbeat(self, lease: ChunkLease, work: Callable[[], Awaitable[T]]) -> T:
-        """Run work while a heartbeat extends the lease; cancel it the moment the lease is lost."""
-        task = asyncio.ensure_future(work())
-        lost = asyncio.Event()
+    async def put_result(
+        self, path: str, data: bytes, content_type: str = "application/json"
+    ) -> StoredObject:
+        """Upload, retrying transient blob store errors: the OCR behind data is not redone for them."""
 
-        async def beat() -> None:
-            interval = self.service.settings.heartbeat_interval_seconds
-            while not task.done():
-                await asyncio.sleep(interval)
-                try:
-                    alive = await self.service.update_heartbeat(lease)
-                except OCRError as exc:  # a database blip: keep working, the next beat may pass
-                    log.warning("heartbeat_failed", chunk_id=str(lease.chunk_id), error=str(exc))
-                    continue
-                if not alive:
-                    lost.set()
-                    task.cancel()
-                    return
+        def retrying(error: BaseException, wait: float) -> None:
+            log.warning("result_upload_retry", path=path, error=str(error), wait_seconds=round(wait, 2))
 
-        beater = asyncio.create_task(beat())
+        return await retry_transient(
+            lambda: self.store.put(path, data, content_type),
+            transient=(StorageError,),
+            when=_transient_storage_error,
+            backoff=self.storage_backoff,
+            attempts=self.storage_attempts,
+            on_failure=retrying,
+        )
+
+    async def _confirm_lease(self, lease: _Lease) -> None:
         try:
-            return await task
-        except asyncio.CancelledError:
-            if lost.is_set():
-                raise LeaseLostError(
-                    f"lease on chunk {lease.chunk_id} lost", chunk_id=lease.chunk_id
-                ) from None
-            raise
-        finally:
-            beater.cancel()
-            task.cancel()
+            alive = await self.service.update_heartbeat(lease.token)
+        except RepositoryUnavailableError as exc:
+            # Cannot ask. Storing is still safe: the path is this chunk's own and recording is fenced.
+            self.health.failed(DATABASE, exc)
+            return
+        if not alive:
+            raise LeaseLostError("lease lost before upload", chunk_id=lease.token.chunk_id)
+        lease.confirmed_at = time.monotonic()
 
-    async def _fail(self, lease: ChunkLease, error: OCRError) -> None:
+    async def _complete(self, lease: _Lease, stored: StoredObject) -> None:
+        token = lease.token
         try:
-            failed = await self.service.fail_chunk(
-                lease, error_code=error.code, error_message=str(error), retryable=error.retryable
+            await self._with_database(
+                lambda: self.service.complete_chunk(token, stored.path, stored.sha256),
+                deadline=lease.valid_until(self._threshold),
             )
         except LeaseLostError:
-            return
+            # A completion whose answer the outage swallowed looks like a lost lease on the retry.
+            row = await self.service.get_chunk(token.chunk_id)
+            if not (
+                row.status is ChunkStatus.COMPLETED
+                and (row.worker_id, row.attempt_count, row.result_checksum)
+                == (token.worker_id, token.attempt, stored.sha256)
+            ):
+                raise
+
+    async def _with_database(self, operation: Callable[[], Awaitable[T]], *, deadline: float) -> T:
+        """Run a database call, waiting out an outage until deadline (time.monotonic())."""
+
+        def waiting(error: BaseException, wait: float) -> None:
+            self.health.failed(DATABASE, error)
+
+        value = await retry_transient(
+            operation,
+            transient=(RepositoryUnavailableError,),
+            backoff=self.database_backoff,
+            deadline=deadline,
+            on_failure=waiting,
+        )
+        self.health.restored(DATABASE)
+        return value
+
+    async def _with_heartbeat(self, lease: _Lease, work: Callable[[], Awaitable[T]]) -> T:
+        """Run work while a heartbeat extends the lease; cancel it the moment the lease is lost."""
+
+        def beaten(error: OCRError | None) -> None:
+            if error is None:
+                lease.confirmed_at = time.monotonic()
+                self.health.restored(DATABASE)
+                return
+            if isinstance(error, RepositoryUnavailableError):
+                self.health.failed(DATABASE, error)
+            log.warning("heartbeat_failed", chunk_id=str(lease.token.chunk_id), error=str(error))
+
+        return await run_while_leased(
+            work,
+            heartbeat=lambda: self.service.update_heartbeat(lease.token),
+            interval=self.service.settings.heartbeat_interval_seconds,
+            what=f"chunk {lease.token.chunk_id}",
+            on_beat=beaten,
+        )
+
+    async def _fail(self, lease: _Lease, error: OCRError, bound: Any) -> ChunkOutcome:
+        token = lease.token
+        try:
+            failed = await self._with_database(
+                lambda: self.service.fail_chunk(
+                    token, error_code=error.code, error_message=str(error), retryable=error.retryable
+                ),
+                deadline=lease.valid_until(self._threshold),
+            )
+        except LeaseLostError:
+            return ChunkOutcome.LEASE_LOST
+        except RepositoryUnavailableError as exc:  # the sweep will time the attempt out instead
+            bound.warning("chunk_failure_unrecorded", error=str(exc))
+            return ChunkOutcome.UNRECORDED
         if error.retryable and failed.attempt_count < failed.max_attempts:
             # Schedule the next attempt now rather than waiting for the sweep.
-            for chunk in await self.service.retry_failed_chunks(failed.document_id):
-                await self.queue.enqueue_chunk(
-                    chunk.id, chunk.attempt_count + 1, defer_until=chunk.next_attempt_at
-                )
+            try:
+                for chunk in await self.service.retry_failed_chunks(failed.document_id):
+                    await self.queue.enqueue_chunk(
+                        chunk.id, chunk.attempt_count + 1, defer_until=chunk.next_attempt_at
+                    )
+            except OCRError as exc:  # the sweep retries and enqueues them instead
+                bound.warning("chunk_retry_not_scheduled", error_code=exc.code, error=str(exc))
+        return ChunkOutcome.FAILED
 
     async def _after_complete(self, chunk: DocumentOCRChunk) -> None:
-        progress = await self.service.get_chunk_progress(chunk.document_id)
-        if progress.is_complete:
-            await self.queue.enqueue_finalize(chunk.document_id)
-        elif progress.is_stuck:  # the last movable chunk is done and some other one failed for good
-            await self.service.refresh_document_status(chunk.document_id)
+        try:
+            progress = await self.service.get_chunk_progress(chunk.document_id)
+            if progress.is_complete:
+                await self.queue.enqueue_finalize(chunk.document_id)
+            elif progress.is_stuck:  # the last movable chunk is done and some other one failed for good
+                await self.service.refresh_document_status(chunk.document_id)
+        except OCRError as exc:  # the sweep finds documents ready to merge and enqueues them
+            log.warning("finalize_not_enqueued", document_id=str(chunk.document_id), error=str(exc))
+
+    @property
+    def _threshold(self) -> float:
+        return self.service.settings.stale_chunk_threshold_seconds
+
+
+def _result_of(chunk: DocumentOCRChunk, data: bytes) -> bool:
+    """Whether data is a chunk result for exactly this chunk, engine and pages."""
+    try:
+        result = ChunkResult.model_validate_json(data)
+    except ValidationError:
+        return False
+    return (
+        result.document_id == chunk.document_id
+        and result.chunk_index == chunk.chunk_index
+        and (result.page_start, result.page_end) == (chunk.page_start, chunk.page_end)
+        and result.engine == chunk.engine
+        and result.covers_its_range()
+    )
+
+
+def _domain_error(exc: BaseException) -> OCRError:
+    if isinstance(exc, UnknownEngineError):
+        return EngineUnavailableError(str(exc))
+    return exc if isinstance(exc, OCRError) else InternalError(f"{type(exc).__name__}: {exc}")
 
 
 def _ms(started: float) -> float:

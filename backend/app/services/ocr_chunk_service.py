@@ -16,14 +16,11 @@ from app.core.config import RepositoryBackend, Settings, get_settings
 from app.core.errors import (
     ChunkNotFoundError,
     ConfigurationError,
-    DocumentNotFoundError,
     InvalidInputError,
     InvalidStatusTransitionError,
-    MatterNotFoundError,
 )
 from app.core.logging import get_logger
 from app.db.repository import ChunkRepository
-from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import (
     ChunkLease,
     ChunkProgress,
@@ -34,6 +31,7 @@ from app.models.ocr_chunk import (
     DocumentOCRChunkUpdate,
     is_valid_transition,
 )
+from app.services.document_operations import DocumentOperations
 from app.services.validation import (
     IdLike,
     as_uuid,
@@ -47,85 +45,16 @@ from app.services.validation import (
 log = get_logger(__name__)
 
 
-class OCRChunkService:
+class OCRChunkService(DocumentOperations):
+    """Chunks and their lease protocol; documents, matters and the merge lease come from
+    DocumentOperations (one object for callers, two modules for readers)."""
+
     def __init__(self, repository: ChunkRepository, settings: Settings) -> None:
         self.repository = repository
         self.settings = settings
 
     async def close(self) -> None:
         await self.repository.close()
-
-    # -- documents ------------------------------------------------------------
-
-    async def create_document(self, document: DocumentCreate | dict[str, object]) -> Document:
-        return await self.repository.create_document(validated(DocumentCreate, document))
-
-    async def get_document(self, document_id: IdLike) -> Document:
-        doc_id = as_uuid(document_id, "document_id")
-        document = await self.repository.get_document(doc_id)
-        if document is None:
-            raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
-        return document
-
-    async def check_matter_access(self, matter_id: IdLike, user_id: UUID) -> UUID:
-        """The matter id if the user belongs to it; MatterNotFoundError otherwise (no hint it exists)."""
-        mid = as_uuid(matter_id, "matter_id")
-        if not await self.repository.is_matter_member(mid, user_id):
-            raise MatterNotFoundError(f"matter {mid} not found", matter_id=mid)
-        return mid
-
-    async def get_document_for_user(self, document_id: IdLike, user_id: UUID) -> Document:
-        """The document if the user belongs to its matter, else DocumentNotFoundError (ids do not leak)."""
-        document = await self.get_document(document_id)
-        if not await self.repository.is_matter_member(document.matter_id, user_id):
-            raise DocumentNotFoundError(f"document {document.id} not found", document_id=document.id)
-        return document
-
-    async def get_progress_for_user(
-        self, document_id: IdLike, user_id: UUID
-    ) -> tuple[Document, ChunkProgress]:
-        """A document and its progress in one round trip, for pollers; 404 semantics as above."""
-        doc_id = as_uuid(document_id, "document_id")
-        found = await self.repository.progress_for_user(doc_id, user_id)
-        if found is None:
-            raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
-        return found
-
-    async def get_or_create_matter(self, name: str) -> UUID:
-        if not name or len(name) > 500:
-            raise InvalidInputError("a matter name must be 1 to 500 characters")
-        return await self.repository.get_or_create_matter(name)
-
-    async def refresh_document_status(self, document_id: IdLike) -> DocumentStatus | None:
-        """Recompute the document's status from its chunks (failed once nothing can move)."""
-        return await self.repository.refresh_document_status(as_uuid(document_id, "document_id"))
-
-    async def delete_document(self, document_id: IdLike) -> None:
-        await self.repository.delete_document(as_uuid(document_id, "document_id"))
-
-    async def get_documents_ready_to_merge(self, limit: int = 100) -> list[Document]:
-        return await self.repository.documents_ready_to_merge(limit)
-
-    async def set_document_status(
-        self,
-        document_id: IdLike,
-        status: DocumentStatus,
-        *,
-        result_storage_path: str | None = None,
-        result_checksum: str | None = None,
-        error_message: str | None = None,
-    ) -> Document:
-        doc_id = as_uuid(document_id, "document_id")
-        document = await self.repository.set_document_status(
-            doc_id,
-            status,
-            result_storage_path=result_storage_path,
-            result_checksum=result_checksum,
-            error_message=error_message,
-        )
-        if document is None:
-            raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
-        return document
 
     # -- creating chunks ------------------------------------------------------
 
@@ -148,15 +77,33 @@ class OCRChunkService:
         chunks: Sequence[ChunkRange | dict[str, object]],
     ) -> list[DocumentOCRChunk]:
         """Create every chunk row of a document in one statement: all or nothing."""
+        doc_id, ranges = await self._checked_ranges(document_id, chunks)
+        created = await self.repository.create_chunks(doc_id, ranges, self.settings.ocr_max_attempts)
+        log.info("chunks_created", document_id=str(doc_id), chunks=len(created))
+        return created
+
+    async def start_document(
+        self, document_id: IdLike, chunks: Sequence[ChunkRange | dict[str, object]]
+    ) -> list[DocumentOCRChunk]:
+        """Create a pending document's chunks and move it to processing in one atomic step.
+
+        Any number of concurrent calls for one document: one succeeds, the
+        others raise OCRAlreadyStartedError and change nothing.
+        """
+        doc_id, ranges = await self._checked_ranges(document_id, chunks)
+        created = await self.repository.start_document(doc_id, ranges, self.settings.ocr_max_attempts)
+        log.info("document_chunks_created", document_id=str(doc_id), chunks=len(created))
+        return created
+
+    async def _checked_ranges(
+        self, document_id: IdLike, chunks: Sequence[ChunkRange | dict[str, object]]
+    ) -> tuple[UUID, list[ChunkRange]]:
         doc_id = as_uuid(document_id, "document_id")
         ranges = [validated(ChunkRange, c) for c in chunks]
         if not ranges:
             raise InvalidInputError("a document needs at least one chunk")
-        document = await self.get_document(doc_id)
-        check_ranges(document, ranges)
-        created = await self.repository.create_chunks(doc_id, ranges, self.settings.ocr_max_attempts)
-        log.info("chunks_created", document_id=str(doc_id), chunks=len(created))
-        return created
+        check_ranges(await self.get_document(doc_id), ranges)
+        return doc_id, ranges
 
     # -- reading --------------------------------------------------------------
 

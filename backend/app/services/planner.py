@@ -1,14 +1,24 @@
 """Start OCR of a PDF: validate, register, plan, cut, upload, create chunk rows, enqueue.
 
 Each chunk's pages are cut once here into their own small PDF, so a worker
-downloads only its slice. The chunk rows are created in one statement after
-every input is uploaded; if anything fails before that, the document row and
-the uploaded inputs are removed, so nothing half-created stays behind.
+downloads only its slice. Every start cuts under its own plan id, and the
+chunk rows are created together with the document's move to processing in one
+atomic statement after every input is uploaded. So concurrent starts of one
+document give one plan: the others get OCRAlreadyStartedError and remove only
+the inputs they uploaded themselves. If anything fails before the rows exist,
+this start's uploads (and, for a new upload, the document row) are removed.
+
+The event loop only awaits: every PDF step (inspecting, repairing a damaged
+file, cutting) runs in a worker thread, so an API process planning a large
+or damaged file goes on serving other requests. A file with more pages than
+MAX_PAGES_PER_DOCUMENT is refused (TooManyPagesError, 422 `too_many_pages`)
+before anything is written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import tempfile
 import time
 import uuid
@@ -16,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
 
-from app.core.errors import ConflictError, InvalidInputError
+from app.core.errors import InvalidInputError, OCRAlreadyStartedError
 from app.core.logging import get_logger
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import ChunkRange, DocumentOCRChunk
@@ -24,7 +34,7 @@ from app.pdf.inspect import PdfInfo, inspect_pdf
 from app.pdf.plan import plan_chunks
 from app.pdf.split import split_pdf
 from app.services.ocr_chunk_service import OCRChunkService
-from app.services.queue import JobQueue
+from app.services.queue import JobQueue, enqueue_next_attempts
 from app.storage.base import BlobStore, get_verified
 from app.storage.paths import chunk_input_path, source_pdf_path
 
@@ -58,15 +68,16 @@ async def start_document(
     document registered without plan can be planned later by plan_document.
     """
     started = time.perf_counter()
-    info = await asyncio.to_thread(inspect_pdf, pdf_path)  # bad input raises here, before any write
+    info = await _inspect(service, pdf_path)  # bad input raises here, before any write
     document_id = uuid.uuid4()
     uploaded: list[str] = []
     document: Document | None = None
     try:
         source = str(pdf_path)
         if keep_source:
-            data = await asyncio.to_thread(pdf_path.read_bytes)
-            stored_source = await store.put(source_pdf_path(matter_id, document_id), data, "application/pdf")
+            # streamed: an upload of MAX_UPLOAD_BYTES is never held whole in the API's memory
+            source_object = source_pdf_path(matter_id, document_id)
+            stored_source = await store.put_file(source_object, pdf_path, "application/pdf")
             uploaded.append(stored_source.path)
             source = stored_source.path
         ranges = (
@@ -87,11 +98,11 @@ async def start_document(
                 engine=engine,
             )
         )
-        chunks = await _create_chunks(service, document, ranges) if plan else []
+        chunks = await service.start_document(document.id, ranges) if plan else []
     except BaseException:
         await _undo(service, store, document, uploaded)
         raise
-    await _enqueue(queue, chunks)
+    await enqueue_next_attempts(queue, chunks)
     log.info(
         "document_started" if plan else "document_registered",
         document_id=str(document_id),
@@ -113,9 +124,15 @@ async def plan_document(
     chunk_pages: int | None = None,
     workers: int = 1,
 ) -> list[DocumentOCRChunk]:
-    """Plan, cut and enqueue a registered document from its stored source PDF."""
+    """Plan, cut and enqueue a registered document from its stored source PDF.
+
+    OCRAlreadyStartedError if its OCR has started, checked first (cheap) and
+    again atomically when the chunk rows are created (a start that raced us).
+    """
     if document.ocr_status is not DocumentStatus.PENDING or await service.get_chunks_by_document(document.id):
-        raise ConflictError(f"OCR of document {document.id} has already started", document_id=document.id)
+        raise OCRAlreadyStartedError(
+            f"OCR of document {document.id} has already started", document_id=document.id
+        )
     if not document.source_path or document.source_path != source_pdf_path(document.matter_id, document.id):
         raise InvalidInputError(f"document {document.id} has no stored source PDF to plan from")
     data = await get_verified(store, document.source_path, document.file_sha256)
@@ -123,7 +140,7 @@ async def plan_document(
     with tempfile.TemporaryDirectory(prefix="chunk-ocr-plan-") as tmp:
         pdf_path = Path(tmp) / "source.pdf"
         await asyncio.to_thread(pdf_path.write_bytes, data)
-        info = await asyncio.to_thread(inspect_pdf, pdf_path)
+        info = await _inspect(service, pdf_path)
         try:
             ranges = await _cut_and_upload(
                 store,
@@ -136,13 +153,18 @@ async def plan_document(
                 workers,
                 uploaded,
             )
-            chunks = await _create_chunks(service, document, ranges)
+            chunks = await service.start_document(document.id, ranges)
         except BaseException:
-            await _undo(service, store, None, uploaded)
+            await _undo(service, store, None, uploaded)  # only what this start uploaded
             raise
-    await _enqueue(queue, chunks)
+    await enqueue_next_attempts(queue, chunks)
     log.info("document_planned", document_id=str(document.id), chunks=len(chunks))
     return chunks
+
+
+async def _inspect(service: OCRChunkService, pdf_path: Path) -> PdfInfo:
+    """inspect_pdf in a worker thread, refusing more pages than MAX_PAGES_PER_DOCUMENT."""
+    return await asyncio.to_thread(inspect_pdf, pdf_path, max_pages=service.settings.max_pages_per_document)
 
 
 async def _cut_and_upload(
@@ -157,12 +179,14 @@ async def _cut_and_upload(
     uploaded: list[str],
 ) -> list[ChunkRange]:
     ranges: list[ChunkRange] = []
-    pieces = split_pdf(pdf_path, plan_chunks(info.page_count, chunk_pages, workers, engine))
+    plan_id = secrets.token_hex(4)  # this start's own input objects (see chunk_input_path)
+    plan = plan_chunks(info.page_count, chunk_pages, workers, engine)
+    pieces = split_pdf(pdf_path, plan)  # a generator: nothing runs until next(), in a thread
     # cut one chunk at a time: memory stays one chunk deep
     while (piece := await asyncio.to_thread(next, pieces, None)) is not None:
         page_range, data = piece
         stored = await store.put(
-            chunk_input_path(matter_id, document_id, page_range.chunk_index), data, "application/pdf"
+            chunk_input_path(matter_id, document_id, plan_id, page_range.chunk_index), data, "application/pdf"
         )
         uploaded.append(stored.path)
         ranges.append(
@@ -175,19 +199,6 @@ async def _cut_and_upload(
             )
         )
     return ranges
-
-
-async def _create_chunks(
-    service: OCRChunkService, document: Document, ranges: list[ChunkRange]
-) -> list[DocumentOCRChunk]:
-    chunks = await service.create_chunks_for_document(document.id, ranges)  # one statement: all or none
-    await service.set_document_status(document.id, DocumentStatus.PROCESSING)
-    return chunks
-
-
-async def _enqueue(queue: JobQueue, chunks: list[DocumentOCRChunk]) -> None:
-    for chunk in chunks:
-        await queue.enqueue_chunk(chunk.id, 1)
 
 
 async def _undo(

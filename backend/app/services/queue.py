@@ -5,10 +5,18 @@ document merge, so the reconciler and a retry can enqueue as often as they
 like and arq keeps one job. ``keep_result=0`` frees an id as soon as its job
 ends, so the next attempt (or a re-enqueue after Redis lost the queue) can use
 it again.
+
+Redis errors are translated here, once, into QueueUnavailableError. Losing an
+enqueue loses no work: every job is also a database row that the sweep
+re-enqueues, so callers log the error and go on.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Protocol
 from uuid import UUID
@@ -19,13 +27,40 @@ from redis import exceptions as redis_errors
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
-from app.core.errors import ConfigurationError
+from app.core.errors import ConfigurationError, QueueUnavailableError
+from app.core.logging import get_logger
+from app.models.ocr_chunk import DocumentOCRChunk
+
+log = get_logger(__name__)
 
 QUEUE_NAME = "chunk-ocr:queue"  # its own queue, so other arq apps on the same Redis are not mixed in
 PROCESS_CHUNK_JOB = "process_chunk"
 FINALIZE_DOCUMENT_JOB = "finalize_document"
 SWEEP_JOB = "sweep"
 HEALTH_CHECK_KEY = "chunk-ocr:health-check"
+# Hash: engine name -> unix time a worker last said it can run it. The API refuses an engine
+# that workers are known (recently) to exist for but none of them can run.
+ENGINES_KEY = "chunk-ocr:engines"
+ENGINE_ADVERTISEMENT_TTL_SECONDS = 600
+
+# What a lost or restarting Redis raises. A refused connect surfaces as OSError inside redis-py,
+# and a connection lost while a transaction WATCHes a key as WatchError.
+REDIS_UNAVAILABLE: tuple[type[BaseException], ...] = (
+    redis_errors.ConnectionError,
+    redis_errors.TimeoutError,
+    redis_errors.WatchError,
+    redis_errors.ReadOnlyError,  # a replica promoted mid-failover
+    OSError,
+    asyncio.TimeoutError,
+)
+
+
+@asynccontextmanager
+async def translated_redis_errors() -> AsyncIterator[None]:
+    try:
+        yield
+    except REDIS_UNAVAILABLE as exc:
+        raise QueueUnavailableError(f"Redis is unavailable: {type(exc).__name__}: {exc}") from exc
 
 
 def chunk_job_id(chunk_id: UUID, attempt: int) -> str:
@@ -50,19 +85,24 @@ class JobQueue(Protocol):
 
     async def rescue_finalize(self, document_id: UUID, generation: int) -> bool: ...
 
+    async def engine_offered(self, engine: str) -> bool | None:
+        """Whether a worker said lately that it can run the engine; None when no worker said anything."""
+        ...
+
 
 class ArqJobQueue:
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
 
     async def enqueue_chunk(self, chunk_id: UUID, attempt: int, defer_until: datetime | None = None) -> bool:
-        job = await self.redis.enqueue_job(
-            PROCESS_CHUNK_JOB,
-            str(chunk_id),
-            _job_id=chunk_job_id(chunk_id, attempt),
-            _queue_name=QUEUE_NAME,
-            _defer_until=defer_until,
-        )
+        async with translated_redis_errors():
+            job = await self.redis.enqueue_job(
+                PROCESS_CHUNK_JOB,
+                str(chunk_id),
+                _job_id=chunk_job_id(chunk_id, attempt),
+                _queue_name=QUEUE_NAME,
+                _defer_until=defer_until,
+            )
         return job is not None
 
     async def rescue_chunk(self, chunk_id: UUID, attempt: int, generation: int) -> bool:
@@ -83,25 +123,69 @@ class ArqJobQueue:
     async def _rescue(self, function: str, job_id: str, target: UUID, generation: int) -> bool:
         # arq leaves a running job in the queue's sorted set until it ends, so "in progress"
         # must be asked first; "queued and not in progress" is a job that will still run.
-        if await self.redis.exists(in_progress_key_prefix + job_id):
-            job_id = f"{job_id}:rescue-{generation}"  # held by a worker that is gone
-        elif await self.redis.zscore(QUEUE_NAME, job_id) is not None:
-            return False
-        job = await self.redis.enqueue_job(function, str(target), _job_id=job_id, _queue_name=QUEUE_NAME)
+        async with translated_redis_errors():
+            if await self.redis.exists(in_progress_key_prefix + job_id):
+                job_id = f"{job_id}:rescue-{generation}"  # held by a worker that is gone
+            elif await self.redis.zscore(QUEUE_NAME, job_id) is not None:
+                return False
+            job = await self.redis.enqueue_job(function, str(target), _job_id=job_id, _queue_name=QUEUE_NAME)
         return job is not None
 
     async def enqueue_finalize(self, document_id: UUID) -> bool:
-        job = await self.redis.enqueue_job(
-            FINALIZE_DOCUMENT_JOB,
-            str(document_id),
-            _job_id=finalize_job_id(document_id),
-            _queue_name=QUEUE_NAME,
-        )
+        async with translated_redis_errors():
+            job = await self.redis.enqueue_job(
+                FINALIZE_DOCUMENT_JOB,
+                str(document_id),
+                _job_id=finalize_job_id(document_id),
+                _queue_name=QUEUE_NAME,
+            )
         return job is not None
+
+    async def advertise_engines(self, engines: list[str]) -> None:
+        """Say that a worker can run these engines (now)."""
+        if engines:
+            now = str(int(time.time()))
+            async with translated_redis_errors():
+                await self.redis.hset(ENGINES_KEY, mapping=dict.fromkeys(engines, now))  # type: ignore[misc]
+
+    async def engine_offered(self, engine: str) -> bool | None:
+        """Whether a worker said lately that it can run the engine; None when no worker said anything."""
+        async with translated_redis_errors():
+            seen: dict[bytes, bytes] = await self.redis.hgetall(ENGINES_KEY)  # type: ignore[misc]
+        fresh_after = time.time() - ENGINE_ADVERTISEMENT_TTL_SECONDS
+        fresh = {name.decode() for name, at in seen.items() if float(at) >= fresh_after}
+        if not fresh:
+            return None
+        return engine in fresh
+
+
+async def enqueue_next_attempts(queue: JobQueue, chunks: Sequence[DocumentOCRChunk]) -> bool:
+    """Enqueue the next attempt of each pending chunk, due now.
+
+    False (logged) when Redis is unavailable: the rows are pending in the
+    database, so the sweep enqueues them once it is back. Nothing is lost.
+    """
+    try:
+        for chunk in chunks:
+            await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1)
+    except QueueUnavailableError as exc:
+        log.warning(
+            "enqueue_deferred_to_sweep",
+            document_id=str(chunks[0].document_id),
+            chunks=len(chunks),
+            error=str(exc),
+        )
+        return False
+    return True
 
 
 def redis_settings(url: str | None) -> RedisSettings:
-    """arq RedisSettings from REDIS_URL, with runtime retries so a Redis restart does not kill a worker."""
+    """arq RedisSettings from REDIS_URL, with short runtime retries.
+
+    Each command is tried for about 4 s (a Redis restart or failover) before its
+    error surfaces; the worker's poll loop then waits out a longer outage itself
+    (app.worker_loop), and other callers report QueueUnavailableError.
+    """
     if not url:
         raise ConfigurationError("REDIS_URL is not set")
     try:
@@ -113,5 +197,11 @@ def redis_settings(url: str | None) -> RedisSettings:
     settings.conn_retry_delay = 1
     settings.retry_on_timeout = True
     settings.retry_on_error = [redis_errors.ConnectionError, redis_errors.TimeoutError]
-    settings.retry = Retry(ExponentialBackoff(cap=5.0, base=0.2), retries=20)
+    # redis-py retries only its own ConnectionError by default, but a refused connect reaches the
+    # retry loop as a bare OSError: without it here, a Redis that is restarting fails at once.
+    settings.retry = Retry(
+        ExponentialBackoff(cap=1.0, base=0.1),
+        retries=6,
+        supported_errors=(redis_errors.ConnectionError, redis_errors.TimeoutError, OSError),  # type: ignore[arg-type]
+    )
     return settings

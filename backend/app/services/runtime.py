@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import socket
+import sys
+import time
 import uuid
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from app.core.backoff import Backoff, retry_transient
 from app.core.config import Settings
-from app.engines.pool import make_ocr_pool, warm_up
+from app.core.errors import RepositoryUnavailableError
+from app.core.health import DependencyHealth
+from app.core.logging import get_logger
+from app.db.repository import ChunkRepository
+from app.engines.errors import EngineError
+from app.engines.pool import make_ocr_pool, stop_ocr_pool, warm_up
 from app.services.chunk_processor import ChunkProcessor
 from app.services.finalize import Finalizer
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
@@ -18,10 +28,24 @@ from app.services.queue import JobQueue
 from app.storage.base import BlobStore
 from app.storage.factory import build_blob_store
 
+log = get_logger(__name__)
+
 
 def new_worker_id() -> str:
     """host:pid:random: unique per process start, readable in the chunk rows."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+@dataclass
+class EngineCatalog:
+    """The engines this worker's OCR processes can build, known shortly after start-up."""
+
+    versions: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # engine -> why it cannot run here
+
+    @property
+    def available(self) -> list[str]:
+        return sorted(self.versions)
 
 
 @dataclass
@@ -32,32 +56,52 @@ class Runtime:
     executor: Executor
     processor: ChunkProcessor
     finalizer: Finalizer
+    health: DependencyHealth
+    engines: EngineCatalog
+    _probe: asyncio.Task[None] | None = None
 
     async def close(self) -> None:
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        if self._probe is not None:
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._probe
+        await asyncio.to_thread(stop_ocr_pool, self.executor)  # up to its timeout when busy
         await self.store.close()
         await self.service.close()
 
 
-async def build_runtime(settings: Settings, queue: JobQueue, *, worker_id: str | None = None) -> Runtime:
-    service = OCRChunkService(await build_repository(settings), settings)
+async def build_runtime(
+    settings: Settings,
+    queue: JobQueue,
+    *,
+    worker_id: str | None = None,
+    health: DependencyHealth | None = None,
+) -> Runtime:
+    worker_id = worker_id or new_worker_id()
+    health = health or DependencyHealth()
+    health.bind(worker_id=worker_id)
+    service = OCRChunkService(await _connect_repository(settings, health), settings)
     store = await build_blob_store(settings)
     executor = make_ocr_pool(settings.ocr_process_count)
-    # Start every OCR process now (and fail now if the engine cannot run), not on the first chunk.
+    # Start every OCR process now, with the default engine built in each, not on the first chunk.
+    # A worker that cannot build it still runs chunks of the engines it can build.
     loop = asyncio.get_running_loop()
-    await asyncio.gather(
+    warmed = await asyncio.gather(
         *(
             loop.run_in_executor(executor, warm_up, settings.ocr_engine)
             for _ in range(settings.ocr_process_count)
-        )
+        ),
+        return_exceptions=True,
     )
+    for outcome in warmed:
+        if isinstance(outcome, EngineError):
+            log.warning("default_engine_unavailable", engine=settings.ocr_engine, error=str(outcome))
+            break
+        if isinstance(outcome, BaseException):
+            await asyncio.to_thread(stop_ocr_pool, executor)
+            raise outcome
     processor = ChunkProcessor(
-        service=service,
-        store=store,
-        queue=queue,
-        executor=executor,
-        engine=settings.ocr_engine,
-        worker_id=worker_id or new_worker_id(),
+        service=service, store=store, queue=queue, executor=executor, worker_id=worker_id, health=health
     )
     finalizer = Finalizer(
         service=service,
@@ -65,4 +109,55 @@ async def build_runtime(settings: Settings, queue: JobQueue, *, worker_id: str |
         processor=processor,
         low_confidence_threshold=settings.ocr_low_confidence_threshold,
     )
-    return Runtime(settings, service, store, executor, processor, finalizer)
+    engines = EngineCatalog()
+    runtime = Runtime(settings, service, store, executor, processor, finalizer, health, engines)
+    runtime._probe = asyncio.create_task(_probe_engines(engines, worker_id))
+    return runtime
+
+
+async def _connect_repository(settings: Settings, health: DependencyHealth) -> ChunkRepository:
+    """The chunk repository, waiting (with capped backoff, for as long as it takes) for a
+    database that does not answer yet; a misconfiguration (bad URL, refused password) raises."""
+
+    def waiting(error: BaseException, wait: float) -> None:
+        health.failed("database", error)
+
+    repository = await retry_transient(
+        lambda: build_repository(settings),
+        transient=(RepositoryUnavailableError,),
+        backoff=Backoff(base=0.5, cap=10.0),
+        on_failure=waiting,
+    )
+    health.restored("database")
+    return repository
+
+
+async def _probe_engines(catalog: EngineCatalog, worker_id: str) -> None:
+    started = time.perf_counter()
+    probe = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "app.engines.probe",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await probe.communicate()
+    except asyncio.CancelledError:  # the worker is stopping: the answer is no longer wanted
+        with contextlib.suppress(ProcessLookupError):
+            probe.kill()
+        await probe.communicate()  # reap it and close its pipes
+        raise
+    if probe.returncode != 0:
+        log.warning("worker_engines_unknown", worker_id=worker_id, error=err.decode()[-2000:])
+        return
+    found = json.loads(out)
+    catalog.versions.update(found["versions"])
+    catalog.reasons.update(found["reasons"])
+    log.info(
+        "worker_engines",
+        worker_id=worker_id,
+        engines=catalog.available,
+        unavailable=catalog.reasons,
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+    )

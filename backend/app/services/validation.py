@@ -14,7 +14,7 @@ from uuid import UUID
 from pydantic import BaseModel, ValidationError
 
 from app.core.errors import DuplicateChunkError, InvalidInputError, LeaseLostError
-from app.models.document import Document
+from app.models.document import Document, FinalizeLease
 from app.models.ocr_chunk import ChunkLease, ChunkRange
 
 IdLike = UUID | str
@@ -54,6 +54,16 @@ def lease_lost(lease: ChunkLease) -> LeaseLostError:
     return LeaseLostError(
         f"lease on chunk {lease.chunk_id} (worker {lease.worker_id}, attempt {lease.attempt}) is lost",
         chunk_id=lease.chunk_id,
+        attempt=lease.attempt,
+        worker_id=lease.worker_id,
+    )
+
+
+def finalize_lease_lost(lease: FinalizeLease) -> LeaseLostError:
+    return LeaseLostError(
+        f"finalize lease on document {lease.document_id} (worker {lease.worker_id}, "
+        f"attempt {lease.attempt}) is lost",
+        document_id=lease.document_id,
         attempt=lease.attempt,
         worker_id=lease.worker_id,
     )

@@ -7,6 +7,7 @@ Implementations: ``LocalBlobStore`` (a directory) and ``SupabaseBlobStore``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from app.storage.checksums import verify
@@ -24,6 +25,10 @@ class BlobStore(Protocol):
         """Store data at path (overwriting), returning the SHA-256 of the exact bytes stored."""
         ...
 
+    async def put_file(self, path: str, source: Path, content_type: str) -> StoredObject:
+        """Store a local file (overwriting) without holding it whole in memory."""
+        ...
+
     async def get(self, path: str) -> bytes:
         """The bytes at path; ObjectNotFoundError if there are none."""
         ...
@@ -31,6 +36,10 @@ class BlobStore(Protocol):
     async def exists(self, path: str) -> bool: ...
 
     async def delete(self, path: str) -> None: ...
+
+    def location(self, path: str) -> str:
+        """Where a person finds the object: a file path, or the bucket and object name."""
+        ...
 
     async def close(self) -> None: ...
 

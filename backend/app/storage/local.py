@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from app.storage.base import StoredObject
 from app.storage.checksums import sha256_hex
@@ -27,6 +30,11 @@ class LocalBlobStore:
         await asyncio.to_thread(_write_atomically, target, data)
         return StoredObject(path=path, sha256=sha256_hex(data), size=len(data))
 
+    async def put_file(self, path: str, source: Path, content_type: str) -> StoredObject:
+        target = self._resolve(path)
+        size, checksum = await asyncio.to_thread(_copy_atomically, source, target)
+        return StoredObject(path=path, sha256=checksum, size=size)
+
     async def get(self, path: str) -> bytes:
         target = self._resolve(path)
         try:
@@ -42,18 +50,44 @@ class LocalBlobStore:
     async def delete(self, path: str) -> None:
         self._resolve(path).unlink(missing_ok=True)
 
+    def location(self, path: str) -> str:
+        return str(self._resolve(path))
+
     async def close(self) -> None:
         return None
 
 
+_COPY_BLOCK = 1 << 20
+
+
+def _copy_atomically(source: Path, target: Path) -> tuple[int, str]:
+    """Copy source to the target block by block, hashing what is written."""
+    digest, size = hashlib.sha256(), 0
+
+    def copy(out: BinaryIO) -> None:
+        nonlocal size
+        with source.open("rb") as src:
+            while block := src.read(_COPY_BLOCK):
+                digest.update(block)
+                size += len(block)
+                out.write(block)
+
+    _replace_atomically(target, copy)
+    return size, digest.hexdigest()
+
+
 def _write_atomically(target: Path, data: bytes) -> None:
+    _replace_atomically(target, lambda out: out.write(data))
+
+
+def _replace_atomically(target: Path, write: Callable[[BinaryIO], object]) -> None:
     """Write to a temporary file beside the target and rename: readers never see half an object."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+                write(handle)
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -10,8 +10,11 @@ One HTTP/1.1 client per process, closed by close().
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Self
 
 import httpx
@@ -48,6 +51,9 @@ class SupabaseBlobStore:
         options = AsyncClientOptions(auto_refresh_token=False, persist_session=False, httpx_client=http)
         return cls(await acreate_client(url, service_role_key, options), bucket, http)
 
+    def location(self, path: str) -> str:
+        return f"Supabase Storage bucket {self.bucket}, object {path}"
+
     async def close(self) -> None:
         if self._http is not None:
             await self._http.aclose()
@@ -78,6 +84,17 @@ class SupabaseBlobStore:
             )
         return StoredObject(path=path, sha256=checksum, size=len(data))
 
+    async def put_file(self, path: str, source: Path, content_type: str) -> StoredObject:
+        checksum, size = await asyncio.to_thread(_file_sha256, source)
+        with source.open("rb") as handle:  # httpx sends a file object in blocks
+            async with self._translated(path):
+                await self._client.storage.from_(self.bucket).upload(
+                    path,
+                    handle,
+                    {"content-type": content_type, "upsert": "true", "metadata": {"sha256": checksum}},
+                )
+        return StoredObject(path=path, sha256=checksum, size=size)
+
     async def get(self, path: str) -> bytes:
         async with self._translated(path):
             return await self._client.storage.from_(self.bucket).download(path)
@@ -89,3 +106,12 @@ class SupabaseBlobStore:
     async def delete(self, path: str) -> None:
         async with self._translated(path):
             await self._client.storage.from_(self.bucket).remove([path])
+
+
+def _file_sha256(source: Path) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    with source.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size

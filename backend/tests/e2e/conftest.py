@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -60,13 +61,16 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[byte
     started: list[subprocess.Popen[bytes]] = []
     logs: list[IO[bytes]] = []
 
-    def start(env: dict[str, str], name: str = "worker") -> subprocess.Popen[bytes]:
+    def start(env: dict[str, str], name: str = "worker", *, arq_cli: bool = False) -> subprocess.Popen[bytes]:
+        """`chunk-ocr worker`, or with arq_cli `arq app.worker.WorkerSettings` (arq imports the
+        settings' module from its working directory, the backend folder)."""
         log = (tmp_path / f"{name}.log").open("wb")
         logs.append(log)
+        command = ["arq", "app.worker.WorkerSettings"] if arq_cli else ["app.cli", "worker"]
         process = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "worker"],
+            [sys.executable, "-m", *command],
             env=env,
-            cwd=REPO_ROOT,
+            cwd=REPO_ROOT / "backend" if arq_cli else REPO_ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -81,6 +85,18 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[byte
             process.wait()
     for log in logs:
         log.close()
+
+
+def log_events(logs: list[Path], name: str) -> list[dict[str, object]]:
+    """The structlog events called `name` in worker logs (JSON lines; other lines are skipped)."""
+    found = []
+    for log in logs:
+        for line in log.read_text().splitlines():
+            if line.startswith("{") and f'"{name}"' in line:
+                event = json.loads(line)
+                if event.get("event") == name:
+                    found.append(event)
+    return found
 
 
 async def wait_for(

@@ -18,6 +18,7 @@ BENCHMARKS = {
     "claims": 1,
     "split": 1,
     "recovery": 2,
+    "redis_outage": 1,
     "memory": 2,
     "progress": 2,
 }

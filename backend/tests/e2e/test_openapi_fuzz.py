@@ -1,8 +1,9 @@
-"""Schemathesis over the OpenAPI schema against the running app: no request gets a 5xx."""
+"""Schemathesis over the OpenAPI schema against the running app: no request gets a 5xx, and\nevery 4xx body is the one error shape."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from uuid import UUID
 
 import asyncpg
@@ -34,6 +35,18 @@ def member_token(database_url: str) -> str:
     return token(asyncio.run(create()))
 
 
+def _is_error_body(content: bytes) -> bool:
+    """One error contract for every 4xx: {"error": {"code": "...", "message": "..."}}, no more."""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return False
+    if not isinstance(body, dict) or set(body) != {"error"} or not isinstance(body["error"], dict):
+        return False
+    error = body["error"]
+    return set(error) == {"code", "message"} and all(isinstance(v, str) and v for v in error.values())
+
+
 @pytest.mark.timeout(600)
 def test_no_server_errors(server: str, member_token: str) -> None:
     schema = schemathesis.openapi.from_url(f"{server}/openapi.json")
@@ -49,7 +62,9 @@ def test_no_server_errors(server: str, member_token: str) -> None:
             nonlocal calls
             calls += 1
             response = case.call(headers={"Authorization": f"Bearer {member_token}"}, timeout=30)
-            if response.status_code >= 500:
+            server_error = response.status_code >= 500
+            off_contract = 400 <= response.status_code < 500 and not _is_error_body(response.content)
+            if server_error or off_contract:
                 failures.append(
                     f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:200]}"
                 )

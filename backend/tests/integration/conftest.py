@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -13,6 +15,8 @@ from arq.connections import ArqRedis
 from arq.worker import Worker
 
 from app.core.config import Settings
+from app.models.document import FinalizeLease
+from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import QUEUE_NAME, ArqJobQueue
 from app.services.runtime import Runtime, build_runtime
 from app.worker import WorkerSettings
@@ -59,3 +63,21 @@ def burst_worker(arq_redis: ArqRedis, runtime: Runtime, **overrides: Any) -> Wor
         "max_jobs": 4,
     } | overrides
     return Worker(**options)
+
+
+@asynccontextmanager
+async def heartbeating(service: OCRChunkService, lease: FinalizeLease) -> AsyncIterator[None]:
+    """Keep a finalize lease alive, as its live holder would, for the length of the block."""
+
+    async def beat() -> None:
+        while True:
+            assert await service.heartbeat_finalize(lease)
+            await asyncio.sleep(service.settings.heartbeat_interval_seconds)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task

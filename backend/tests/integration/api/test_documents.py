@@ -10,11 +10,12 @@ import httpx
 import pytest
 from arq.connections import ArqRedis
 
-from app.pdf.samples import make_born_digital_pdf, make_encrypted_pdf
+from app.pdf.samples import make_born_digital_pdf
 from app.services.runtime import Runtime
 from tests.factories import make_matter, make_user, pdf_with_a_refused_page
 from tests.integration.api.conftest import bearer
 from tests.integration.conftest import burst_worker
+from tests.pdf_factories import make_encrypted_pdf
 
 
 @pytest.fixture
@@ -106,7 +107,6 @@ async def test_retry_after_a_failure(
 ) -> None:
     matter, user = member
     pdf_with_a_refused_page(tmp_path / "doc.pdf", "dw")
-    runtime.processor.engine = "tesseract"
     created = await upload(client, user, matter, tmp_path / "doc.pdf", chunkPages="1", engine="tesseract")
     document_id = created.json()["document"]["id"]
     await burst_worker(arq_redis, runtime).main()
@@ -147,7 +147,7 @@ async def test_register_then_start(
     assert started.status_code == 202, started.text
     assert started.json()["chunks"] == 2
     again = await client.post(f"/documents/{document_id}/ocr", headers=bearer(user))
-    assert (again.status_code, again.json()["error"]["code"]) == (409, "conflict")
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "ocr_already_started")
     await burst_worker(arq_redis, runtime).main()
     result = await client.get(f"/documents/{document_id}/ocr/result", headers=bearer(user))
     assert result.json()["pageCount"] == 4
@@ -190,7 +190,7 @@ async def test_unknown_engine_and_foreign_matter(
     matter, user = member
     make_born_digital_pdf(tmp_path / "a.pdf", pages=1)
     bad_engine = await upload(client, user, matter, tmp_path / "a.pdf", engine="magic")
-    assert (bad_engine.status_code, bad_engine.json()["error"]["code"]) == (422, "invalid_input")
+    assert (bad_engine.status_code, bad_engine.json()["error"]["code"]) == (422, "engine_unavailable")
     other = await make_matter(pool, "B")
     foreign = await upload(client, user, other, tmp_path / "a.pdf")
     assert (foreign.status_code, foreign.json()["error"]["code"]) == (404, "matter_not_found")

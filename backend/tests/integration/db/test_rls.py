@@ -90,14 +90,18 @@ async def test_member_can_write_in_their_own_matter(pool: asyncpg.Pool, two_matt
             "update documents set filename = 'mine.pdf' where id = $1", two_matters["doc_a"]
         )
         assert updated == "UPDATE 1"
-        await conn.execute(
-            "insert into documents (matter_id, filename, page_count, file_sha256) values ($1, 'new.pdf', 1, $2)",
-            two_matters["matter_a"],
-            "0" * 64,
-        )
+    async with as_user(pool, two_matters["member_a"]) as conn:
+        # documents are created by the service (service role) only: see test_roles_sql.py
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await conn.execute(
+                "insert into documents (matter_id, filename, page_count, file_sha256)"
+                " values ($1, 'new.pdf', 1, $2)",
+                two_matters["matter_a"],
+                "0" * 64,
+            )
     assert (
         await pool.fetchval("select count(*) from documents where matter_id = $1", two_matters["matter_a"])
-        == 2
+        == 1
     )
 
 

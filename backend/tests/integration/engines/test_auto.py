@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.engines.auto import AutoEngine
-from app.pdf.samples import cer, make_born_digital_pdf, make_mixed_pdf, make_scan_with_text_layer
+from app.pdf.samples import make_born_digital_pdf
+from tests.pdf_factories import cer, make_mixed_pdf, make_scan_with_text_layer
 
 
 def test_mixed_pdf_takes_each_page_from_the_right_source(tmp_path: Path) -> None:

@@ -1,12 +1,21 @@
-"""Engines in OCR worker processes: built there by name, results pickled back."""
+"""Engines in OCR worker processes: built there by name, results pickled back; stopping them."""
 
 from __future__ import annotations
 
+import multiprocessing
+import time
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.context import ForkServerProcess
 from pathlib import Path
 
+import psutil
+from PIL import Image
+from structlog.testing import capture_logs
+
+from app.engines._tesseract_exec import run_tesseract
 from app.engines.null import NullEngine
-from app.engines.pool import make_ocr_pool, recognize_in_process
-from app.pdf.samples import make_born_digital_pdf
+from app.engines.pool import make_ocr_pool, recognize_in_process, stop_ocr_pool
+from app.pdf.samples import make_born_digital_pdf, page_text, render_scan
 
 
 def test_pool_runs_engines_in_other_processes(tmp_path: Path) -> None:
@@ -23,3 +32,87 @@ def test_null_engine_is_instant_and_empty(tmp_path: Path) -> None:
     make_born_digital_pdf(tmp_path / "b.pdf", pages=40, seed=2)
     pages = NullEngine().recognize((tmp_path / "b.pdf").read_bytes(), 101)
     assert [(p.page_number, p.text) for p in pages] == [(n, "") for n in range(101, 141)]
+
+
+def _forkserver() -> psutil.Process:
+    (server,) = (
+        p for p in psutil.Process().children() if "multiprocessing.forkserver" in " ".join(p.cmdline())
+    )
+    return server
+
+
+def _ocr_processes() -> list[psutil.Process]:
+    return [
+        psutil.Process(p.pid) for p in multiprocessing.active_children() if isinstance(p, ForkServerProcess)
+    ]
+
+
+def _gone(process: psutil.Process) -> bool:
+    """Exited (a zombie not yet reaped by its new parent counts): psutil also spots a reused pid."""
+    try:
+        return not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_stopping_an_idle_pool_lets_its_processes_exit_and_stops_the_forkserver() -> None:
+    pool = make_ocr_pool(2)
+    for future in [pool.submit(time.sleep, 0.3) for _ in range(2)]:  # two at once: two processes
+        future.result(timeout=60)
+    processes, server = _ocr_processes(), _forkserver()
+    assert len(processes) == 2
+    with capture_logs() as logs:
+        started = time.monotonic()
+        stop_ocr_pool(pool, timeout=30)
+    assert time.monotonic() - started < 5  # they exited when told to, the timeout did not run out
+    assert not [e for e in logs if e["event"] == "ocr_processes_killed"]
+    assert all(_gone(p) for p in [*processes, server])
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    try:
+        return process.cpu_times().user
+    except psutil.NoSuchProcess:
+        return 0.0
+
+
+def _four_pages_in_one_image(path: Path) -> Path:
+    """One image tesseract reads for seconds, and writes nothing until it is done with it."""
+    pages = [render_scan(page_text(index, seed=4)) for index in range(4)]
+    width, height = pages[0].size
+    image = Image.new("L", (width * 2, height * 2), 255)
+    for index, page in enumerate(pages):
+        image.paste(page, ((index % 2) * width, (index // 2) * height))
+    image.save(path, dpi=(300, 300))
+    return path
+
+
+def test_stopping_a_busy_pool_kills_its_processes_and_their_tesseract(tmp_path: Path) -> None:
+    image = _four_pages_in_one_image(tmp_path / "four.tif")
+    pool = make_ocr_pool(2)
+    running = [pool.submit(run_tesseract, [image]) for _ in range(2)]
+    server = _forkserver()
+    # Past its first second of CPU, tesseract has written its TSV header: a tesseract whose parent
+    # dies before that dies of SIGPIPE on the write, armed or not.
+    deadline = time.monotonic() + 30
+    while not (tesseracts := [p for p in server.children(recursive=True) if p.name() == "tesseract"]) or (
+        max(_cpu_seconds(p) for p in tesseracts) < 1
+    ):
+        assert time.monotonic() < deadline, "no tesseract at work"
+        time.sleep(0.05)
+    processes = _ocr_processes()
+    with capture_logs() as logs:
+        started = time.monotonic()
+        stop_ocr_pool(pool, timeout=0.5)
+    assert time.monotonic() - started < 3
+    assert [(e["event"], sorted(e["pids"])) for e in logs] == [
+        ("ocr_processes_killed", sorted(p.pid for p in processes))
+    ]
+    assert all(_gone(p) for p in [*processes, server])
+    # Unarmed, it would run on for seconds more, until it writes its words (and dies of SIGPIPE).
+    deadline = time.monotonic() + 1
+    while not all(_gone(p) for p in tesseracts):
+        assert time.monotonic() < deadline, f"tesseract outlived its OCR process: {tesseracts}"
+        time.sleep(0.02)
+    for future in running:
+        assert isinstance(future.exception(timeout=10), BrokenProcessPool)

@@ -10,14 +10,9 @@ from pypdf import PdfReader, PdfWriter
 
 from app.engines.errors import EngineUnavailableError, PageRenderError, TesseractFailedError
 from app.engines.tesseract import TesseractEngine
-from app.pdf.samples import (
-    cer,
-    make_born_digital_pdf,
-    make_oversized_page_pdf,
-    make_scanned_pdf,
-    make_wide_page_pdf,
-)
+from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
 from tests.integration.engines.conftest import Sample
+from tests.pdf_factories import cer, make_oversized_page_pdf, make_wide_page_pdf
 
 
 def test_tesseract_is_installed() -> None:

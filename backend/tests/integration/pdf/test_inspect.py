@@ -22,14 +22,13 @@ from app.pdf.errors import (
 )
 from app.pdf.inspect import PdfInfo, inspect_pdf
 from app.pdf.repair import repair_pdf
-from app.pdf.samples import (
-    make_born_digital_pdf,
+from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
+from tests.pdf_factories import (
     make_broken_xref_pdf,
     make_empty_file,
     make_encrypted_pdf,
     make_not_a_pdf,
     make_owner_locked_pdf,
-    make_scanned_pdf,
     make_truncated_pdf,
     make_zero_page_pdf,
 )

@@ -12,8 +12,9 @@ import pytest
 from app.pdf.errors import DamagedPdfError
 from app.pdf.inspect import inspect_pdf
 from app.pdf.plan import PageRange, plan_chunks
-from app.pdf.samples import make_born_digital_pdf, make_truncated_pdf
+from app.pdf.samples import make_born_digital_pdf
 from app.pdf.split import split_pdf
+from tests.pdf_factories import make_truncated_pdf
 
 
 def texts_of(data: bytes) -> list[str]:

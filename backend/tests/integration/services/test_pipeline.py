@@ -13,6 +13,7 @@ from app.models.ocr_chunk import ChunkStatus
 from app.models.results import ChunkResult, MergedResult
 from app.pdf.samples import make_born_digital_pdf
 from app.services.chunk_processor import ChunkOutcome
+from app.services.finalize import FinalizeOutcome
 from app.services.planner import start_document
 from app.services.queue import QUEUE_NAME, ArqJobQueue
 from app.services.recovery import sweep
@@ -72,8 +73,10 @@ async def test_document_through_arq_workers(
         assert chunk.result_checksum is not None
         stored = await runtime.store.get(chunk.result_storage_path)
         assert sha256_hex(stored) == chunk.result_checksum
+        # findable from the row alone: index, input checksum and engine
+        assert chunk.input_checksum is not None
         assert chunk.result_storage_path.endswith(
-            f"{chunk.chunk_index:05d}-{chunk.result_checksum[:16]}.json"
+            f"/chunks/{chunk.chunk_index:05d}-{chunk.input_checksum[:16]}-text-layer.json"
         )
 
 
@@ -101,8 +104,8 @@ async def test_corrupted_chunk_result_is_redone_never_merged(
     good = file.read_bytes()
     file.write_bytes(good.replace(b'"text":"', b'"text":"TAMPERED ', 1))
 
-    document = await runtime.finalizer.finalize(started.document.id)
-    assert document is not None
+    assert await runtime.finalizer.finalize(started.document.id) is FinalizeOutcome.COMPLETED
+    document = await runtime.service.get_document(started.document.id)
     assert document.ocr_status is DocumentStatus.COMPLETED
     assert document.result_storage_path is not None
     assert document.result_checksum is not None
@@ -117,8 +120,9 @@ async def test_corrupted_chunk_result_is_redone_never_merged(
     # the chunk's stored result verifies again (OCR ran again and wrote it)
     again = await get_verified(runtime.store, redone.result_storage_path, redone.result_checksum)
     assert ChunkResult.model_validate_json(again).chunk_index == victim.chunk_index
-    # finalize is idempotent
-    assert (await runtime.finalizer.finalize(started.document.id)) == document
+    # finalize is idempotent: a completed document whose result verifies is left alone
+    assert await runtime.finalizer.finalize(started.document.id) is FinalizeOutcome.ALREADY_DONE
+    assert await runtime.service.get_document(started.document.id) == document
 
 
 async def test_recorded_result_is_reused_without_ocr(

@@ -104,11 +104,11 @@ async def test_document_on_supabase_backends(
         )
     called = {c.path.removeprefix("rpc/") for c in rest.calls if c.path.startswith("rpc/")}
     assert {
-        "ocr_create_chunks",
+        "ocr_start_document",
         "ocr_claim_chunk",
         "ocr_heartbeat_chunk",
-        "ocr_record_chunk_result",
         "ocr_complete_chunk",
         "ocr_chunk_progress",
-        "ocr_set_document_status",
+        "ocr_claim_finalize",
+        "ocr_complete_finalize",
     } <= called

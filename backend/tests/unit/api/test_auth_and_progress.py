@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from pydantic import SecretStr
 
 from app.api.auth import user_from_token
@@ -147,3 +147,20 @@ def test_etag_changes_with_what_pollers_see() -> None:
     assert ProgressView.of(document, progress, now + timedelta(seconds=9)).etag() == first
     moved = progress.model_copy(update={"pending": 9, "processing": 1})
     assert ProgressView.of(document, moved, now).etag() != first
+
+
+@pytest.mark.parametrize("algorithm", ["ES256", "EdDSA"])
+def test_a_header_that_does_not_match_the_key_is_401_not_a_crash(
+    jwks_server: tuple[str, rsa.RSAPrivateKey], algorithm: str
+) -> None:
+    """alg ES256 (or EdDSA) with the RSA key's kid: PyJWT would hand the RSA key to the EC
+    verifier, which raised TypeError (a 500 with a traceback, unauthenticated)."""
+    url, _ = jwks_server
+    signer = (
+        ec.generate_private_key(ec.SECP256R1())
+        if algorithm == "ES256"
+        else ed25519.Ed25519PrivateKey.generate()
+    )
+    token = jwt.encode(claims(), signer, algorithm=algorithm, headers={"kid": "key-1"})
+    with pytest.raises(AuthError, match="does not sign"):
+        user_from_token(token, load_settings(supabase_jwks_url=url))

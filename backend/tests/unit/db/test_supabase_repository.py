@@ -83,6 +83,7 @@ def chunk_row(**overrides: Any) -> dict[str, Any]:
         "status": "pending",
         "attempt_count": 0,
         "max_attempts": 3,
+        "engine": "auto",
         "error_code": None,
         "error_message": None,
         "error_retryable": None,
@@ -141,6 +142,9 @@ def document_row(**overrides: Any) -> dict[str, Any]:
         "ocr_completed_at": None,
         "created_at": CREATED,
         "updated_at": CREATED,
+        "finalize_worker_id": None,
+        "finalize_attempt": 0,
+        "finalize_heartbeat_at": None,
     }
     row.update(overrides)
     return row
@@ -325,7 +329,9 @@ async def test_create_document_constraint_errors(
     assert type(raised.value) is error
     assert raised.value.retryable is False
     assert raised.value.context["sqlstate"] == response.json()["code"]
-    assert str(raised.value) == response.json()["message"]
+    # PostgreSQL's words (table, constraint, key) stay in the context for logs, out of the message
+    assert raised.value.context["detail"] == response.json()["message"]
+    assert "documents" not in str(raised.value)
 
 
 async def test_get_document_reads_by_id_and_missing_is_not_found(
@@ -406,7 +412,7 @@ async def test_documents_ready_to_merge(router: respx.MockRouter, service: OCRCh
     ready = document_row(ocr_status="processing", ocr_started_at=STARTED)
     route = rpc(router, "ocr_documents_ready_to_merge", rpc_result([ready]))
     documents = await service.get_documents_ready_to_merge(limit=25)
-    assert_rpc(route, "ocr_documents_ready_to_merge", {"p_limit": 25})
+    assert_rpc(route, "ocr_documents_ready_to_merge", {"p_limit": 25, "p_lease_seconds": 90.0})
     assert [(d.id, d.ocr_status) for d in documents] == [(DOCUMENT_ID, DocumentStatus.PROCESSING)]
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from app.pdf.samples import cer, page_text
+from app.pdf.samples import page_text
+from tests.pdf_factories import cer
 
 
 def test_cer() -> None:

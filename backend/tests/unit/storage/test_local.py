@@ -55,3 +55,23 @@ async def test_overwrite_replaces_whole_object(tmp_path: Path) -> None:
     await store.put("x.txt", b"a" * 1000, "text/plain")
     second = await store.put("x.txt", b"b", "text/plain")
     assert await get_verified(store, "x.txt", second.sha256) == b"b"
+
+
+@pytest.fixture
+def three_mib_file(tmp_path: Path) -> tuple[Path, bytes]:
+    source = tmp_path / "source.pdf"
+    data = bytes(range(256)) * (3 * 4096) + b"tail"  # several copy blocks
+    source.write_bytes(data)
+    return source, data
+
+
+async def test_put_file_copies_and_hashes_in_blocks(
+    tmp_path: Path, three_mib_file: tuple[Path, bytes]
+) -> None:
+    store = LocalBlobStore(tmp_path / "store")
+    source, data = three_mib_file
+    stored = await store.put_file("m/d/source.pdf", source, "application/pdf")
+    assert (stored.sha256, stored.size) == (hashlib.sha256(data).hexdigest(), len(data))
+    assert await get_verified(store, stored.path, stored.sha256) == data
+    assert [p.name for p in (tmp_path / "store/m/d").iterdir()] == ["source.pdf"]  # no temp files left
+    assert store.location("m/d/source.pdf") == str(tmp_path / "store/m/d/source.pdf")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -118,3 +120,20 @@ async def test_unreachable_storage_is_retryable() -> None:
             assert raised.value.retryable
         finally:
             await store.close()
+
+
+async def test_put_file_sends_the_file_with_its_checksum(
+    store: SupabaseBlobStore, storage: FakeStorage, tmp_path: Path
+) -> None:
+    source = tmp_path / "source.pdf"
+    data = b"%PDF-1.7 " + bytes(range(256)) * 8192
+    await asyncio.to_thread(source.write_bytes, data)
+    stored = await store.put_file("m/d/source.pdf", source, "application/pdf")
+    assert (stored.sha256, stored.size) == (hashlib.sha256(data).hexdigest(), len(data))
+    upload = storage.objects["m/d/source.pdf"]
+    assert (upload.data, upload.content_type, upload.metadata) == (
+        data,
+        "application/pdf",
+        {"sha256": stored.sha256},
+    )
+    assert store.location("m/d/source.pdf") == "Supabase Storage bucket ocr-chunks, object m/d/source.pdf"

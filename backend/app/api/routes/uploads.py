@@ -1,0 +1,178 @@
+"""Uploads: `POST /matters/{matterId}/documents` (and the older `POST /documents`).
+
+Authentication and the caller's right to write into the matter are checked
+before the body is read (see app.api.uploads); the file is streamed to a
+temporary file and refused at MAX_UPLOAD_BYTES.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path as FilePath
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Path, Request, status
+from starlette.datastructures import QueryParams
+
+from app.api.deps import CurrentUser, QueueDep, ServiceDep, SettingsDep, StoreDep, require_writer
+from app.api.routes.documents import offered_engine
+from app.api.schemas import DocumentView, StartedView
+from app.api.uploads import MalformedUploadError, ReceivedUpload, UploadSlots, receive_pdf
+from app.core.config import Settings
+from app.core.filenames import display_filename
+from app.services.ocr_chunk_service import OCRChunkService
+from app.services.planner import start_document
+from app.services.queue import JobQueue
+from app.storage.base import BlobStore
+
+router = APIRouter(tags=["documents"])
+
+_OPTIONS = "file, and optionally engine, chunkPages and start (form fields or query parameters)"
+
+
+def _body(*, with_matter: bool) -> dict[str, object]:
+    """The body in the OpenAPI schema (the route reads it itself, streaming)."""
+    fields: dict[str, object] = {
+        "file": {"type": "string", "format": "binary", "description": "the PDF"},
+        "engine": {"type": "string", "description": "OCR engine (default: the API's OCR_ENGINE)"},
+        "chunkPages": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "start": {"type": "boolean", "default": True, "description": "false: register only"},
+    }
+    required = ["file"]
+    if with_matter:
+        fields = {"matterId": {"type": "string", "format": "uuid"}, **fields}
+        required.insert(0, "matterId")
+    form = {"schema": {"type": "object", "properties": fields, "required": required}}
+    pdf = {"schema": {"type": "string", "format": "binary"}}
+    content = (
+        {"multipart/form-data": form}
+        if with_matter
+        else {"multipart/form-data": form, "application/pdf": pdf}
+    )
+    return {"requestBody": {"required": True, "content": content}}
+
+
+@router.post(
+    "/matters/{matter_id}/documents",
+    status_code=status.HTTP_201_CREATED,
+    response_model=StartedView,
+    openapi_extra=_body(with_matter=False),
+)
+async def upload_into_matter(
+    request: Request,
+    matter_id: Annotated[str, Path(description="the matter the document belongs to")],
+    user: CurrentUser,
+    service: ServiceDep,
+    store: StoreDep,
+    queue: QueueDep,
+    settings: SettingsDep,
+) -> StartedView:
+    """Upload a PDF into a matter and (unless start=false) start its OCR.
+
+    Body: multipart/form-data with the PDF in `file` (optional fields `engine`,
+    `chunkPages`, `start`), or the PDF itself as application/pdf (options and
+    `filename` as query parameters). 401, 404 and 403 come before the body is read.
+    """
+    matter = await require_writer(matter_id, user, service)
+    return await _receive_and_start(request, user, matter, service, store, queue, settings)
+
+
+@router.post(
+    "/documents",
+    status_code=status.HTTP_201_CREATED,
+    response_model=StartedView,
+    openapi_extra=_body(with_matter=True),
+)
+async def upload_document(
+    request: Request,
+    user: CurrentUser,
+    service: ServiceDep,
+    store: StoreDep,
+    queue: QueueDep,
+    settings: SettingsDep,
+) -> StartedView:
+    """The older form of the upload, with the matter in a `matterId` form field (or query
+    parameter). Send `matterId` before `file`: it is checked as soon as it arrives."""
+    matter = None
+    if "matterId" in request.query_params:
+        matter = await require_writer(request.query_params["matterId"], user, service)
+    return await _receive_and_start(request, user, matter, service, store, queue, settings)
+
+
+async def _receive_and_start(
+    request: Request,
+    user: UUID,
+    matter: UUID | None,
+    service: OCRChunkService,
+    store: BlobStore,
+    queue: JobQueue,
+    settings: Settings,
+) -> StartedView:
+    """Receive the body and start the document. Without a matter yet, a `matterId` form field is
+    checked the moment it has arrived (before the file, when it comes first)."""
+    found = matter
+
+    async def check(name: str, value: str) -> None:
+        nonlocal found
+        if name == "matterId" and found is None:
+            found = await require_writer(value, user, service)
+
+    with _slot(request), tempfile.TemporaryDirectory(prefix="chunk-ocr-upload-") as tmp:
+        target = FilePath(tmp) / "upload.pdf"
+        received = await receive_pdf(request, target, settings.max_upload_bytes, on_field=check)
+        if found is None:
+            raise MalformedUploadError("matterId: field required")
+        return await _start(received, found, request.query_params, service, store, queue, settings)
+
+
+def _slot(request: Request) -> UploadSlots:
+    slots: UploadSlots = request.app.state.upload_slots
+    return slots
+
+
+async def _start(
+    received: ReceivedUpload,
+    matter: UUID,
+    query: QueryParams,
+    service: OCRChunkService,
+    store: BlobStore,
+    queue: JobQueue,
+    settings: Settings,
+) -> StartedView:
+    options = {**dict(query), **received.fields}
+    unknown = set(options) - {"engine", "chunkPages", "start", "matterId", "filename"}
+    if unknown:
+        raise MalformedUploadError(f"unknown field {sorted(unknown)[0]!r}; an upload takes {_OPTIONS}")
+    engine = await offered_engine(queue, options.get("engine") or settings.ocr_engine)
+    started = await start_document(
+        service,
+        store,
+        queue,
+        received.path,
+        matter_id=matter,
+        engine=engine,
+        chunk_pages=_chunk_pages(options.get("chunkPages")),
+        filename=display_filename(received.filename),
+        keep_source=True,
+        plan=_flag(options.get("start", "true")),
+    )
+    document = await service.get_document(started.document.id)
+    return StartedView(document=DocumentView.of(document), chunks=len(started.chunks))
+
+
+def _chunk_pages(value: str | None) -> int | None:
+    if value is None or value == "":
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= 1000:
+        raise MalformedUploadError("chunkPages: must be a whole number from 1 to 1000")
+    return int(value)
+
+
+def _flag(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    raise MalformedUploadError("start: must be true or false")

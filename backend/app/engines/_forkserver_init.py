@@ -1,0 +1,14 @@
+"""Imported for its effect, first, by the forkserver at its start: it dies with its worker.
+
+make_ocr_pool lists this module first in the forkserver's preload, and nothing
+else imports it. multiprocessing gives no hook that runs in the forkserver, and
+its preload is the one place our code runs there, before it forks anything.
+Even so, arm_forkserver only arms a process whose parent, named by the worker in
+the environment, is another process: never the worker itself.
+"""
+
+from __future__ import annotations
+
+from app.engines._lifetime import arm_forkserver
+
+arm_forkserver()

@@ -1,0 +1,223 @@
+"""arq's Worker, made to outlive Redis outages.
+
+arq ends its poll loop, and with it the process, on the first Redis error it
+does not expect: a refused connect once its client retries run out, or a
+connection lost while it WATCHes a job's key to start it (measured: both
+workers gone within 2 s of a 3 s outage). A dead worker leaves its chunks
+`processing` with nobody to sweep them. ChunkOcrWorker instead:
+
+- waits for Redis at start-up for as long as it takes;
+- treats a Redis error in a poll iteration as an outage: logs it once, waits
+  with capped backoff and polls again, while running chunks go on (their
+  leases live in the database, not in Redis); when Redis answers again it
+  re-enqueues from the database at once (a restarted Redis lost its queue)
+  and frees the in-progress keys of jobs the outage cut short;
+- writes its health record with the state of Redis and the database, and
+  advertises the engines it can run;
+- on shutdown, still stops its OCR processes when Redis is gone.
+
+Both entry points run it: `chunk-ocr worker` builds it directly, and
+`arq app.worker.WorkerSettings` (whose CLI always builds arq's own Worker)
+has it adopted by the start-up hook (``adopt_running_worker``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from typing import Any
+
+from arq.connections import create_pool
+from arq.constants import in_progress_key_prefix
+from arq.worker import Worker
+
+from app.core.backoff import Backoff
+from app.core.errors import OCRError
+from app.core.health import DependencyHealth
+from app.core.logging import get_logger
+from app.services.queue import REDIS_UNAVAILABLE, ArqJobQueue
+from app.services.recovery import sweep
+
+log = get_logger(__name__)
+
+REDIS = "redis"
+DATABASE = "database"
+# The Redis client itself retries each call for about 4 s; this only spaces the polls that follow.
+_OUTAGE_BACKOFF = Backoff(base=0.2, cap=2.0)
+
+
+class ChunkOcrWorker(Worker):
+    health: DependencyHealth
+    _redis_failures: int
+    _unfinished: set[str]  # jobs whose start or finish Redis failed: their in-progress keys linger
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._init_outage_state()
+
+    def _init_outage_state(self) -> None:
+        self.health = DependencyHealth()
+        self._redis_failures = 0
+        self._unfinished = set()
+        self.ctx["health"] = self.health  # the start-up hook hands it to the runtime
+
+    async def main(self) -> None:
+        while self._pool is None:  # arq's create_pool gives up after conn_retries; we do not
+            try:
+                self._pool = await create_pool(
+                    self.redis_settings,
+                    job_deserializer=self.job_deserializer,
+                    job_serializer=self.job_serializer,
+                    default_queue_name=self.queue_name,
+                    expires_extra_ms=self.expires_extra_ms,
+                )
+            except REDIS_UNAVAILABLE as exc:
+                await self._redis_down(exc)
+        while True:
+            try:
+                await super().main()  # start-up hook, then the poll loop
+                return
+            except REDIS_UNAVAILABLE as exc:  # Redis went away during start-up itself
+                await self._redis_down(exc)
+
+    async def _poll_iteration(self) -> None:
+        try:
+            await super()._poll_iteration()
+        except REDIS_UNAVAILABLE as exc:
+            await self._redis_down(exc)
+        else:
+            self._redis_failures = 0
+            if not self.health.is_up(REDIS):
+                self.health.restored(REDIS)
+                await self._reconcile()
+            if self._unfinished:
+                await self._release_unfinished()
+
+    async def _reconcile(self) -> None:
+        """Re-enqueue from the database now, not at the next sweep: a Redis that restarted empty
+        lost every queued job. Safe on every worker at once, like the sweep itself."""
+        runtime = self.ctx.get("runtime")
+        if runtime is None:
+            return
+        try:
+            await sweep(runtime.service, ArqJobQueue(self.pool))
+        except OCRError as exc:  # the periodic sweep tries again
+            log.warning("reconcile_failed", error_code=exc.code, error=str(exc))
+
+    async def run_job(self, job_id: str, score: int) -> None:
+        """arq's run_job; a Redis error before or after the job function ran is remembered, not raised.
+
+        arq would re-raise it from the poll loop later (as if Redis were down then). The job's
+        in-progress key (an hour) is what matters: while it lives no worker takes the job again.
+        """
+        try:
+            await super().run_job(job_id, score)
+        except REDIS_UNAVAILABLE as exc:
+            self._unfinished.add(job_id)
+            self.health.failed(REDIS, exc)
+            log.warning("job_unfinished", job_id=job_id, error_type=type(exc).__name__)
+
+    async def _release_unfinished(self) -> None:
+        """Delete the in-progress keys of jobs Redis failed, now that it answers again.
+
+        If Redis kept its data through the outage, those jobs are still queued behind their keys;
+        without this a chunk whose job never ran waits for the sweep's rescue (the stale threshold).
+        A job that had run is delivered again and finds nothing to claim: a logged no-op.
+        """
+        for job_id in list(self._unfinished):
+            await self.pool.delete(in_progress_key_prefix + job_id)
+            self._unfinished.discard(job_id)
+            log.info("job_in_progress_key_released", job_id=job_id)
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        """arq's start_jobs, one job at a time, giving back the slot a Redis error would leak.
+
+        arq takes a slot (its semaphore and job counter) for a job before the Redis
+        calls that start it, and frees it only on paths it expects: an error from
+        those calls keeps the slot forever, and after max_jobs such errors the
+        worker polls on but never starts a job again.
+        """
+        for job_id in job_ids:
+            try:
+                await super().start_jobs([job_id])
+            except REDIS_UNAVAILABLE:
+                self.job_counter -= 1
+                self.sem.release()
+                raise
+
+    async def _redis_down(self, error: BaseException) -> None:
+        self._redis_failures += 1
+        self.health.failed(REDIS, error)
+        await asyncio.sleep(_OUTAGE_BACKOFF.delay(self._redis_failures))
+
+    async def record_health(self) -> None:
+        """arq's health record (its `--check` reads it), with our dependencies; engines advertised."""
+        now = time.time()
+        if now - self._last_health_check < self.health_check_interval:
+            return
+        self._last_health_check = now
+        runtime = self.ctx.get("runtime")
+        if runtime is not None:
+            await self._check_database(runtime)
+            await ArqJobQueue(self.pool).advertise_engines(runtime.engines.available)
+        ongoing = sum(not t.done() for t in self.tasks.values())
+        info = (
+            f"{time.strftime('%b-%d %H:%M:%S')} j_complete={self.jobs_complete} "
+            f"j_failed={self.jobs_failed} j_retried={self.jobs_retried} j_ongoing={ongoing} "
+            f"queued={await self.pool.zcard(self.queue_name)} {self.health.summary(REDIS, DATABASE)}"
+        )
+        await self.pool.psetex(
+            self.health_check_key, int((self.health_check_interval + 1) * 1000), info.encode()
+        )
+
+    async def _check_database(self, runtime: Any) -> None:
+        try:
+            await asyncio.wait_for(runtime.service.repository.ping(), timeout=10)
+        except (OCRError, TimeoutError) as exc:
+            self.health.failed(DATABASE, exc)
+        else:
+            self.health.restored(DATABASE)
+
+    async def close(self) -> None:
+        """arq's close, except that an outage or a failed job does not skip the shutdown hook
+        (which stops the OCR processes)."""
+        if not self._handle_signals:
+            self.handle_sig(signal.SIGUSR1)
+        if not self._pool:
+            return
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        try:
+            with contextlib.suppress(*REDIS_UNAVAILABLE):
+                await asyncio.wait_for(self.pool.delete(self.health_check_key), timeout=2)
+            if self.on_shutdown:
+                await self.on_shutdown(self.ctx)
+        finally:
+            with contextlib.suppress(*REDIS_UNAVAILABLE):
+                await self.pool.aclose(close_connection_pool=True)
+            self._pool = None
+
+
+def adopt_running_worker() -> ChunkOcrWorker | None:
+    """Make the arq Worker that is running this start-up hook a ChunkOcrWorker.
+
+    arq's CLI (`arq app.worker.WorkerSettings`) always builds arq's own Worker
+    and passes hooks nothing but ctx, so the worker is found as the `self` of
+    the coroutine its main task runs (Worker.main), and its class is swapped
+    for our subclass, which adds methods and no slots. From the next poll
+    iteration on it behaves exactly as if it had been built as one. Returns
+    None when the hook is not running inside a Worker's main (a test calling it).
+    """
+    task = asyncio.current_task()
+    frame = getattr(task.get_coro(), "cr_frame", None) if task is not None else None
+    worker = frame.f_locals.get("self") if frame is not None else None
+    if not isinstance(worker, Worker):
+        return None
+    if isinstance(worker, ChunkOcrWorker):
+        return worker
+    worker.__class__ = ChunkOcrWorker
+    adopted: ChunkOcrWorker = worker  # type: ignore[assignment]  # what the line above made it
+    adopted._init_outage_state()
+    log.debug("worker_adopted")
+    return adopted

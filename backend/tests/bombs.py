@@ -1,0 +1,126 @@
+"""PDFs that are small on disk and huge once decoded, and page trees that repeat one page.
+
+Written by hand (no dependency): a few objects and a cross-reference table.
+The deflate streams are made without compressing gigabytes: after a full
+flush, zlib's output for a block of zeros no longer depends on what came
+before, so one compressed block repeated N times inflates to N blocks of
+zeros (the Adler-32 of n zeros is (n mod 65521) << 16 | 1).
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+_BLOCK = 1 << 20  # 1 MiB of zeros per repeated deflate segment
+
+
+def deflated_zeros(size: int) -> bytes:
+    """A zlib stream that inflates to `size` zero bytes (size a multiple of 1 MiB)."""
+    if size % _BLOCK or size <= 0:
+        raise ValueError("size must be a positive multiple of 1 MiB")
+    zeros = bytes(_BLOCK)
+    compressor = zlib.compressobj(9)
+    first = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+    segment = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+    tail = compressor.flush(zlib.Z_FINISH)[:-4]  # the final empty block, without its checksum
+    adler = ((size % 65521) << 16) | 1
+    return first + segment * (size // _BLOCK - 1) + tail + adler.to_bytes(4, "big")
+
+
+def _write(path: Path, objects: list[bytes]) -> Path:
+    """objects[i] is object i + 1; object 1 is the catalog."""
+    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def _stream(dictionary: bytes, data: bytes) -> bytes:
+    return b"<< " + dictionary + b" /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
+
+
+def content_bomb_pdf(path: Path, inflated: int = 1 << 30) -> Path:
+    """One letter page whose content stream (FlateDecode) inflates to `inflated` bytes of zeros
+    (NUL is white space to a PDF parser: PDFium must decode all of it to find no operator)."""
+    return _write(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+            _stream(b"/Filter /FlateDecode", deflated_zeros(inflated)),
+        ],
+    )
+
+
+def image_bomb_pdf(path: Path, side: int = 60_000) -> Path:
+    """One letter page drawing a side x side DeviceGray image of zeros (side^2 bytes decoded)."""
+    raw = side * side
+    padded = -(-raw // _BLOCK) * _BLOCK  # extra zeros past the image's end are ignored by readers
+    content = b"q 612 0 0 792 0 0 cm /Im0 Do Q"
+    return _write(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /XObject << /Im0 5 0 R >> >> /Contents 4 0 R >>",
+            _stream(b"", content),
+            _stream(
+                b"/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+                b"/BitsPerComponent 8 /Filter /FlateDecode" % (side, side),
+                deflated_zeros(padded),
+            ),
+        ],
+    )
+
+
+def repeated_page_pdf(path: Path, count: int) -> Path:
+    """A page tree whose /Kids names one page object `count` times (/Count says so too):
+    a few hundred kilobytes that every reader takes for `count` pages."""
+    kids = b" ".join([b"3 0 R"] * count)
+    return _write(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % count,
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>",
+            _stream(b"", b"BT /F1 12 Tf 72 720 Td (The same page again and again.) Tj ET"),
+        ],
+    )
+
+
+def big_page_pdf(path: Path, side_pt: int = 2840) -> Path:
+    """One square page of side_pt points with a small black square: 140 megapixels at 300 DPI
+    (under the renderer's 160 MP cap), so rendering it needs about 140 MB at once."""
+    return _write(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Contents 4 0 R >>" % (side_pt, side_pt),
+            _stream(b"", b"0 0 0 rg 10 10 100 100 re f"),
+        ],
+    )
+
+
+def process_memory_mib() -> dict[str, int]:
+    """Run in an OCR process: its peak RSS (VmHWM) and peak address space (VmPeak), in MiB."""
+    with open("/proc/self/status") as status:
+        fields = dict(line.split(":", 1) for line in status if line.startswith(("VmHWM", "VmPeak")))
+    return {name: int(value.split()[0]) // 1024 for name, value in fields.items()}
+
+
+def own_pid() -> int:
+    import os
+
+    return os.getpid()

@@ -1,0 +1,152 @@
+"""The laptop path with nothing configured: `submit`, then `worker`, then `status` and `result`,
+all on the embedded PostgreSQL and Redis under an empty HOME."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import REPO_ROOT, run_cli
+from tests.pdf_factories import cer
+
+UNSET = ("DATABASE_URL", "REDIS_URL", "SUPABASE_URL", "SUPABASE_SERVICE_ROLE_KEY", "LOCAL_STORAGE_DIR")
+
+
+@pytest.fixture
+def bare_env(tmp_path: Path) -> dict[str, str]:
+    """A newcomer's environment: an empty HOME and none of the service settings."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in UNSET and not k.startswith("SUPABASE_")}
+    # A short data directory: the embedded servers listen on Unix sockets under it (108-byte limit).
+    return env | {"HOME": str(home), "PYTHONUNBUFFERED": "1", "OCR_PROCESSES": "2"}
+
+
+def _stop(process: subprocess.Popen[bytes]) -> int:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return process.wait()
+
+
+@pytest.mark.timeout(240)
+def test_submit_then_worker_then_result_on_embedded_servers(bare_env: dict[str, str], tmp_path: Path) -> None:
+    pdf = tmp_path / "letters.pdf"
+    sample = run_cli(["sample", str(pdf), "--pages", "3", "--seed", "5"], bare_env)
+    assert sample.returncode == 0, sample.stderr
+    expected = pdf.with_suffix(".expected.txt").read_text(encoding="utf-8")
+
+    submitted = run_cli(["submit", str(pdf)], bare_env)
+    assert submitted.returncode == 0, submitted.stderr
+    document_id = submitted.stdout.strip()
+
+    # Nothing is worked until a worker runs: the document waits, and `result` says so.
+    early = run_cli(["result", document_id], bare_env)
+    assert early.returncode == 1
+    assert early.stderr.startswith("chunk-ocr: error: ")
+    assert early.stderr.count("\n") == 1
+    assert "processing" in early.stderr
+    assert "try again" in early.stderr
+
+    log = (tmp_path / "worker.log").open("wb")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "worker"],
+        env=bare_env,
+        cwd=REPO_ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 150
+        while True:
+            status = run_cli(["status", document_id, "--json"], bare_env)
+            assert status.returncode == 0, status.stderr
+            body = json.loads(status.stdout)
+            if body["progress"]["status"] in ("completed", "failed") or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+    finally:
+        assert _stop(worker) == 0
+        log.close()
+    worker_log = (tmp_path / "worker.log").read_text()
+    first = worker_log.splitlines()[0]
+    assert first.startswith("chunk-ocr worker: using the embedded PostgreSQL and Redis under ")
+    assert "DATABASE_URL and REDIS_URL not set" in first
+
+    # the progress body is the one GET /documents/{id}/ocr/progress returns
+    progress = body["progress"]
+    assert progress["status"] == "completed", body
+    assert (progress["pagesDone"], progress["pagesTotal"], progress["percent"]) == (3, 3, 100.0)
+    assert "etaSeconds" in progress
+    assert "pagesCompleted" not in progress
+    # status names where the result is: the file there is the one the row's checksum names
+    location = Path(body["resultLocation"])
+    assert hashlib.sha256(location.read_bytes()).hexdigest() == body["document"]["resultChecksum"]
+    text_status = run_cli(["status", document_id], bare_env)
+    assert f"result: {location} " in text_status.stdout
+
+    printed = run_cli(["result", document_id], bare_env)
+    assert printed.returncode == 0, printed.stderr
+    assert cer(expected, printed.stdout) < 0.02
+    assert printed.stdout.count("\f") == 2  # pages separated by form feeds
+
+    written = run_cli(["result", document_id, "--format", "json", "--out", str(tmp_path / "out")], bare_env)
+    assert written.returncode == 0, written.stderr
+    assert written.stdout.strip() == str(tmp_path / "out" / "letters.json")
+    merged = json.loads((tmp_path / "out" / "letters.json").read_text())  # as `run --out` writes it
+    assert [p["page_number"] for p in merged["pages"]] == [1, 2, 3]
+
+    # A result that no longer verifies is not printed as if it did: it is rebuilt from the chunks.
+    location.write_bytes(location.read_bytes().replace(b"the", b"thy"))
+    rebuilt = run_cli(["result", document_id], bare_env)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert rebuilt.stdout == printed.stdout
+
+
+def test_result_of_an_unknown_document_is_one_line(bare_env: dict[str, str]) -> None:
+    missing = run_cli(["result", "00000000-0000-4000-8000-000000000000"], bare_env)
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("chunk-ocr: error: ")
+    assert missing.stderr.count("\n") == 1
+
+
+def test_run_refuses_a_missing_file_before_starting_anything(
+    bare_env: dict[str, str], tmp_path: Path
+) -> None:
+    result = run_cli(["run", str(tmp_path / "nope.pdf"), "--out", str(tmp_path / "out")], bare_env)
+    assert result.returncode == 2
+    assert result.stderr == f"chunk-ocr: error: {tmp_path / 'nope.pdf'}: no such file\n"
+    # no embedded server was started for it
+    assert not (Path(bare_env["HOME"]) / ".cache" / "chunk-ocr").exists()
+
+
+def test_run_refuses_two_inputs_that_would_share_an_output(bare_env: dict[str, str], tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.pdf").write_bytes(b"%PDF-1.4\n")
+    result = run_cli(["run", str(tmp_path / "a" / "x.pdf"), str(tmp_path / "b" / "x.pdf")], bare_env)
+    assert result.returncode == 2
+    assert "would both be written to x.txt" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not (Path(bare_env["HOME"]) / ".cache" / "chunk-ocr").exists()
+
+
+def test_production_embeds_nothing(bare_env: dict[str, str]) -> None:
+    for command in (["worker"], ["serve"], ["status", "00000000-0000-4000-8000-000000000000"]):
+        result = run_cli(command, bare_env | {"ENVIRONMENT": "production"})
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert "is not set, and ENVIRONMENT=production embeds no servers" in result.stderr
+    assert not (Path(bare_env["HOME"]) / ".cache" / "chunk-ocr").exists()

@@ -1,0 +1,263 @@
+"""Outages that happen every week, with real `chunk-ocr worker` processes and real tesseract.
+
+Each test stops and starts a server it started itself (tests.servers): its own
+Redis, or its own PostgreSQL cluster, never the shared ones. What must hold:
+the workers are still alive afterwards, the document completes, every page is
+in the result exactly once, and no chunk was OCR'd twice (each engine run logs
+one `chunk_ocr` event, counted across the workers' logs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from uuid import UUID
+
+import asyncpg
+import pytest
+
+from app.models.results import MergedResult
+from app.pdf.samples import make_scanned_pdf
+from app.storage.checksums import sha256_hex
+from tests import servers
+from tests.e2e.conftest import log_events, run_cli, wait_for
+from tests.pdf_factories import cer
+from tests.servers import PrivatePostgres, PrivateRedis
+
+private_redis = servers.private_redis
+private_persistent_redis = servers.private_persistent_redis
+private_postgres = servers.private_postgres
+
+PAGES, CHUNK_PAGES = 8, 2
+WORKER = {
+    "OCR_PROCESSES": "1",
+    "WORKER_MAX_JOBS": "2",
+    "HEARTBEAT_INTERVAL_SECONDS": "0.5",
+    "SWEEP_INTERVAL_SECONDS": "1",
+}
+
+
+def submit(env: dict[str, str], pdf: Path) -> UUID:
+    result = run_cli(["submit", str(pdf), "--engine", "tesseract", "--chunk-pages", str(CHUNK_PAGES)], env)
+    assert result.returncode == 0, result.stderr
+    return UUID(result.stdout.strip())
+
+
+async def fetch(dsn: str, query: str, *args: object) -> list[asyncpg.Record] | None:
+    """Rows from a fresh connection; None while the server does not answer."""
+    try:
+        conn = await asyncpg.connect(dsn, timeout=2)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
+        return None
+    try:
+        rows: list[asyncpg.Record] = await conn.fetch(query, *args)
+        return rows
+    finally:
+        await conn.close()
+
+
+async def chunk_in_processing(dsn: str, document_id: UUID) -> bool:
+    rows = await fetch(
+        dsn, "select 1 from document_ocr_chunks where document_id = $1 and status = 'processing'", document_id
+    )
+    return bool(rows)
+
+
+async def document_completed(dsn: str, document_id: UUID) -> bool:
+    rows = await fetch(dsn, "select ocr_status from documents where id = $1", document_id)
+    return bool(rows) and rows is not None and rows[0]["ocr_status"] == "completed"
+
+
+async def assert_complete_once(
+    dsn: str, document_id: UUID, texts: list[str], storage: Path, logs: list[Path]
+) -> list[asyncpg.Record]:
+    """Every page exactly once, in order and readable; every chunk OCR'd exactly once."""
+    (document,) = await fetch(dsn, "select * from documents where id = $1", document_id) or []
+    chunks = await fetch(
+        dsn, "select * from document_ocr_chunks where document_id = $1 order by chunk_index", document_id
+    )
+    assert chunks is not None
+    data = (storage / document["result_storage_path"]).read_bytes()
+    assert sha256_hex(data) == document["result_checksum"]
+    merged = MergedResult.model_validate_json(data)
+    assert [p.page_number for p in merged.pages] == list(range(1, PAGES + 1))
+    for text, page in zip(texts, merged.pages, strict=True):
+        assert cer(text, page.text) < 0.05
+    runs = Counter(str(e["chunk_id"]) for e in log_events(logs, "chunk_ocr"))
+    assert runs == {str(c["id"]): 1 for c in chunks}, "a chunk was OCR'd twice (or never)"
+    return chunks
+
+
+@dataclass
+class Run:
+    """A scanned document submitted and two workers on it, one of its chunks under way."""
+
+    document_id: UUID
+    texts: list[str]
+    workers: list[subprocess.Popen[bytes]]
+    logs: list[Path]
+
+    def alive(self) -> bool:
+        return all(w.poll() is None for w in self.workers)
+
+
+async def mid_run(
+    env: dict[str, str],
+    dsn: str,
+    start_worker: Callable[..., subprocess.Popen[bytes]],
+    tmp_path: Path,
+    seed: int,
+) -> Run:
+    texts = make_scanned_pdf(tmp_path / "scan.pdf", pages=PAGES, seed=seed)
+    document_id = submit(env, tmp_path / "scan.pdf")
+    workers = [start_worker(env, "worker-a"), start_worker(env, "worker-b")]
+    await wait_for(lambda: chunk_in_processing(dsn, document_id), 60, "a chunk in processing")
+    return Run(document_id, texts, workers, [tmp_path / "worker-a.log", tmp_path / "worker-b.log"])
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(("redis_kind", "outage"), [("private_redis", 20), ("private_persistent_redis", 8)])
+async def test_redis_down_mid_run(
+    redis_kind: str,
+    outage: float,
+    request: pytest.FixtureRequest,
+    cli_env: dict[str, str],
+    start_worker: Callable[..., subprocess.Popen[bytes]],
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    """Redis that comes back empty (a cache restarted) or with its queue (persistence, or a network
+    that came back): either way the workers outlive it and nothing is OCR'd twice."""
+    private_redis: PrivateRedis = request.getfixturevalue(redis_kind)
+    # A threshold far above the recovery time: a chunk waiting for the sweep's rescue would show.
+    env = cli_env | WORKER | {"REDIS_URL": private_redis.url, "STALE_CHUNK_THRESHOLD_SECONDS": "60"}
+    run = await mid_run(env, database_url, start_worker, tmp_path, seed=31)
+    private_redis.stop()
+    await asyncio.sleep(outage)
+    assert run.alive(), "a worker exited during the outage"
+    private_redis.start()
+    restarted = time.monotonic()
+
+    await wait_for(lambda: document_completed(database_url, run.document_id), 45, "the document to complete")
+    print(
+        f"redis outage {outage} s ({redis_kind}): complete {time.monotonic() - restarted:.1f} s after it came back"
+    )
+    assert run.alive(), "a worker exited after the outage"
+    chunks = await assert_complete_once(
+        database_url, run.document_id, run.texts, tmp_path / "storage" / "ocr-chunks", run.logs
+    )
+    assert {c["attempt_count"] for c in chunks} == {1}  # nothing was timed out and retried
+    # A worker that reported the outage reports its end too, once each. (One whose job slots were
+    # all taken asks Redis nothing until a job ends, so a short outage can pass unseen by both; a
+    # 20 s one outlasts a chunk, and a job finishing into it is seen. One whose next poll is still
+    # in its backoff when the other finishes the document says so a moment later.)
+    noticed = 0
+    for log in run.logs:
+        down = [e["dependency"] for e in log_events([log], "dependency_unavailable")]
+        if not down:
+            continue
+        noticed += 1
+
+        async def restored(log: Path = log) -> list[str]:
+            return [str(e["dependency"]) for e in log_events([log], "dependency_restored")]
+
+        assert down == ["redis"]
+        assert await wait_for(restored, 15, f"{log.name} to see Redis back") == ["redis"]
+    if outage >= 20:
+        assert noticed >= 1
+
+
+@pytest.mark.timeout(240)
+async def test_postgres_down_for_15_seconds_mid_run(
+    cli_env: dict[str, str],
+    private_postgres: PrivatePostgres,
+    start_worker: Callable[..., subprocess.Popen[bytes]],
+    tmp_path: Path,
+) -> None:
+    """OCR that finishes during the outage is recorded when the database is back, within its lease."""
+    dsn = private_postgres.dsn
+    env = cli_env | WORKER | {"DATABASE_URL": dsn, "STALE_CHUNK_THRESHOLD_SECONDS": "60"}
+    run = await mid_run(env, dsn, start_worker, tmp_path, seed=32)
+    private_postgres.stop(mode="fast")
+    await asyncio.sleep(15)  # longer than the OCR of the chunks in flight, shorter than their lease
+    assert run.alive(), "a worker exited during the outage"
+    private_postgres.start()
+    restarted = time.monotonic()
+
+    await wait_for(lambda: document_completed(dsn, run.document_id), 120, "the document to complete")
+    print(f"postgres outage 15 s: complete {time.monotonic() - restarted:.1f} s after PostgreSQL came back")
+    assert run.alive()
+    chunks = await assert_complete_once(
+        dsn, run.document_id, run.texts, tmp_path / "storage" / "ocr-chunks", run.logs
+    )
+    assert {c["attempt_count"] for c in chunks} == {1}  # recorded within the lease, no second attempt
+    assert "database" in {e["dependency"] for e in log_events(run.logs, "dependency_unavailable")}
+
+
+@pytest.mark.timeout(240)
+async def test_postgres_outage_longer_than_the_lease_reuses_the_stored_result(
+    cli_env: dict[str, str],
+    private_postgres: PrivatePostgres,
+    start_worker: Callable[..., subprocess.Popen[bytes]],
+    tmp_path: Path,
+) -> None:
+    """The lease ran out during the outage: the next attempt finds the stored result and runs no OCR."""
+    dsn = private_postgres.dsn
+    env = cli_env | WORKER | {"DATABASE_URL": dsn, "STALE_CHUNK_THRESHOLD_SECONDS": "3"}
+    run = await mid_run(env, dsn, start_worker, tmp_path, seed=33)
+    private_postgres.stop(mode="immediate")  # a crash, not a shutdown
+    await asyncio.sleep(10)  # OCR of the chunks in flight ends in here, and their leases with it
+    private_postgres.start()
+
+    await wait_for(lambda: document_completed(dsn, run.document_id), 120, "the document to complete")
+    assert run.alive()
+    chunks = await assert_complete_once(
+        dsn, run.document_id, run.texts, tmp_path / "storage" / "ocr-chunks", run.logs
+    )
+    unrecorded = {str(e["chunk_id"]) for e in log_events(run.logs, "chunk_unrecorded")}
+    reused = {str(e["chunk_id"]) for e in log_events(run.logs, "chunk_done") if e["outcome"] == "reused"}
+    assert unrecorded, "no chunk was in flight when the database went away"
+    assert unrecorded <= reused  # every result that could not be recorded was reused, not redone
+    assert {str(c["id"]) for c in chunks if c["attempt_count"] == 2} == unrecorded
+
+
+@pytest.mark.timeout(240)
+async def test_worker_started_while_redis_and_postgres_are_down_waits_for_them(
+    cli_env: dict[str, str],
+    private_redis: PrivateRedis,
+    private_postgres: PrivatePostgres,
+    start_worker: Callable[..., subprocess.Popen[bytes]],
+    tmp_path: Path,
+) -> None:
+    """Started with arq's own command, so the arq CLI path (its Worker adopted) is the one tested."""
+    dsn = private_postgres.dsn
+    env = cli_env | WORKER | {"DATABASE_URL": dsn, "REDIS_URL": private_redis.url}
+    private_redis.stop()
+    private_postgres.stop()
+    worker = start_worker(env, "worker", arq_cli=True)
+    await asyncio.sleep(5)  # past arq's own connection retries (5 of 1 s)
+    assert worker.poll() is None, "the worker gave up on Redis"
+    private_redis.start()
+    await asyncio.sleep(3)  # connected to Redis; now waiting for the database in its start-up
+    assert worker.poll() is None, "the worker gave up on the database"
+    private_postgres.start()
+
+    texts = make_scanned_pdf(tmp_path / "scan.pdf", pages=2, seed=34)
+    result = run_cli(["submit", str(tmp_path / "scan.pdf"), "--engine", "tesseract"], env)
+    assert result.returncode == 0, result.stderr
+    document_id = UUID(result.stdout.strip())
+    await wait_for(lambda: document_completed(dsn, document_id), 90, "the document to complete")
+    (document,) = await fetch(dsn, "select * from documents where id = $1", document_id) or []
+    merged = MergedResult.model_validate_json(
+        (tmp_path / "storage" / "ocr-chunks" / document["result_storage_path"]).read_bytes()
+    )
+    assert [cer(t, p.text) < 0.05 for t, p in zip(texts, merged.pages, strict=True)] == [True, True]
+    log = [tmp_path / "worker.log"]
+    assert [e["dependency"] for e in log_events(log, "dependency_unavailable")] == ["database"]
+    assert [e["dependency"] for e in log_events(log, "dependency_restored")] == ["database"]
+    assert len(log_events(log, "worker_started")) == 1

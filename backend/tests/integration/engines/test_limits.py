@@ -1,0 +1,110 @@
+"""Resource limits in the OCR processes: decompression bombs fail their chunk with resource_limit
+before PDFium decodes them, a MemoryError is resource_limit too, and a process that dies (PDFium
+aborts when an allocation fails) costs its own task only: the pool replaces it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import ResourceLimitError
+from app.engines._limits import Limits
+from app.engines.errors import OcrProcessDiedError
+from app.engines.pool import make_ocr_pool, recognize_in_process, stop_ocr_pool
+from app.pdf.samples import make_born_digital_pdf
+from tests.bombs import (
+    big_page_pdf,
+    content_bomb_pdf,
+    deflated_zeros,
+    image_bomb_pdf,
+    own_pid,
+    process_memory_mib,
+)
+from tests.integration.engines.conftest import Sample
+
+MIB = 1 << 20
+
+
+def test_deflated_zeros_inflate_to_what_they_say() -> None:
+    import zlib
+
+    assert zlib.decompress(deflated_zeros(8 * MIB)) == bytes(8 * MIB)
+    assert len(deflated_zeros(1 << 30)) < 1_100_000  # 1 GiB from about 1 MB
+
+
+@pytest.mark.timeout(300)
+def test_bombs_fail_with_resource_limit_before_they_are_decoded(tmp_path: Path, scan_2p: Sample) -> None:
+    bombs = {
+        "content": content_bomb_pdf(tmp_path / "content.pdf", 3 << 30),  # 3 GiB: 4.1 GB RSS unlimited
+        "image": image_bomb_pdf(tmp_path / "image.pdf"),  # 60,000 x 60,000 gray: 3.6 GB decoded
+    }
+    pool = make_ocr_pool(1, Limits(page_decoded_bytes=512 * MIB, address_space_bytes=2048 * MIB))
+    try:
+        pid = pool.submit(own_pid).result(timeout=60)
+        for name, path in bombs.items():
+            for engine in ("tesseract", "auto", "text-layer"):
+                future = pool.submit(recognize_in_process, engine, path.read_bytes(), 1)
+                with pytest.raises(ResourceLimitError) as raised:
+                    future.result(timeout=120)
+                assert raised.value.code == "resource_limit", name
+                assert not raised.value.retryable
+                assert "page 1 decodes to more than 512 MiB" in str(raised.value)
+        # The same process, never near the bombs' size, goes on with a real scan.
+        assert pool.submit(own_pid).result(timeout=60) == pid
+        assert pool.submit(process_memory_mib).result(timeout=60)["VmHWM"] < 300
+        pages, _ = pool.submit(recognize_in_process, "tesseract", scan_2p.data, 1).result(timeout=120)
+        assert [p.page_number for p in pages] == [1, 2]
+        assert all(p.text for p in pages)
+        assert pool.replaced == 0
+    finally:
+        stop_ocr_pool(pool)
+
+
+@pytest.mark.timeout(300)
+def test_a_memory_error_is_resource_limit_and_the_process_goes_on(tmp_path: Path) -> None:
+    # 192 MiB of address space: a text page fits, a 140-megapixel render does not.
+    big = big_page_pdf(tmp_path / "big.pdf")
+    make_born_digital_pdf(tmp_path / "text.pdf", pages=2, seed=9)
+    pool = make_ocr_pool(1, Limits(page_decoded_bytes=512 * MIB, address_space_bytes=192 * MIB))
+    try:
+        pid = pool.submit(own_pid).result(timeout=60)
+        with pytest.raises(ResourceLimitError) as raised:
+            pool.submit(recognize_in_process, "tesseract", big.read_bytes(), 7).result(timeout=120)
+        assert "ran out of its memory of 192 MiB (OCR_PROCESS_MEMORY_MB)" in str(raised.value)
+        pages, _ = pool.submit(
+            recognize_in_process, "text-layer", (tmp_path / "text.pdf").read_bytes(), 1
+        ).result(timeout=60)
+        assert len(pages) == 2
+        assert all(p.text for p in pages)
+        assert pool.submit(own_pid).result(timeout=60) == pid
+        assert pool.replaced == 0
+    finally:
+        stop_ocr_pool(pool)
+
+
+@pytest.mark.timeout(300)
+def test_a_process_that_dies_fails_only_its_own_task_and_the_pool_is_replaced(tmp_path: Path) -> None:
+    # Without the page meter, PDFium meets the address-space limit while it inflates the content
+    # stream, and aborts the process (it does not raise). The task beside it is run again.
+    bomb = content_bomb_pdf(tmp_path / "content.pdf", 1 << 30)
+    make_born_digital_pdf(tmp_path / "text.pdf", pages=2, seed=9)
+    pool = make_ocr_pool(2, Limits(page_decoded_bytes=None, address_space_bytes=768 * MIB))
+    try:
+        innocent = pool.submit(time.sleep, 4)  # busy in the other process when the bomb goes off
+        doomed = pool.submit(recognize_in_process, "tesseract", bomb.read_bytes(), 1)
+        with pytest.raises(OcrProcessDiedError) as raised:
+            doomed.result(timeout=120)
+        assert raised.value.code == "ocr_process_died"
+        assert raised.value.retryable
+        assert "the OCR process running this chunk died" in str(raised.value)
+        assert innocent.result(timeout=120) is None  # run again on the new processes
+        assert pool.replaced == 1
+        pages, _ = pool.submit(
+            recognize_in_process, "text-layer", (tmp_path / "text.pdf").read_bytes(), 1
+        ).result(timeout=60)
+        assert len(pages) == 2
+        assert not any(pool._running.iterdir())  # no task is left marked as running
+    finally:
+        stop_ocr_pool(pool)

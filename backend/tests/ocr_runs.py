@@ -1,0 +1,28 @@
+"""Count engine runs at the OCR pool: the real pool, with a note of each run handed to it.
+
+The pool is the one place every engine run passes through, whatever logs are
+configured to show; the processor is handed this in place of its executor and
+every task still runs in the real OCR processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any
+
+from app.engines.pool import recognize_in_process
+
+
+class RecordingPool(Executor):
+    """Passes every task to the real pool; remembers (engine, first page) of each engine run."""
+
+    def __init__(self, pool: Executor) -> None:
+        self.pool = pool
+        self.runs: list[tuple[str, int]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        if fn is recognize_in_process:
+            engine, _pdf, first_page = args
+            self.runs.append((engine, first_page))
+        return self.pool.submit(fn, *args, **kwargs)
