@@ -75,9 +75,10 @@ def ocrmypdf_command() -> list[str]:
     venv = cache / "chunk-ocr" / "bench-ocrmypdf"
     binary = venv / "bin" / "ocrmypdf"
     if not binary.exists():
-        subprocess.run(["uv", "venv", "--quiet", str(venv)], check=True)
+        uv = os.environ.get("UV") or shutil.which("uv") or "uv"  # `uv run` sets UV; PATH may lack it
+        subprocess.run([uv, "venv", "--quiet", str(venv)], check=True)
         subprocess.run(
-            ["uv", "pip", "install", "--quiet", "--compile-bytecode", "--python", str(venv), "ocrmypdf"],
+            [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(venv), "ocrmypdf"],
             check=True,
         )
     return [str(binary)]

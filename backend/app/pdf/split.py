@@ -6,23 +6,25 @@ born-digital file cut into 50-page PDFs (bench/split.py): pypdf opened from a
 file handle 0.95 s, pypdfium2 0.13 s (7.5x faster); peak RSS, each method in a
 fresh process, 68 MiB against 27 MiB. So pypdfium2 it is.
 
-Pieces are yielded one at a time, so memory holds one chunk's bytes, never
-the document's. A file PDFium cannot open is rebuilt first, exactly as
-inspect_pdf did when it counted the pages (repair.py).
+Pieces are yielded one at a time, so memory holds at most one chunk's pages
+(PDFium's copy of them), never the document's; split_pdf_to_files writes each
+piece to a file, so not even one chunk is copied into a Python buffer. A file
+PDFium cannot open is rebuilt first, exactly as inspect_pdf did when it
+counted the pages (repair.py).
 """
 
 from __future__ import annotations
 
-import io
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import pypdfium2 as pdfium
 
 from app.core.logging import get_logger
-from app.pdf._pdfium import PDFIUM_LOCK
+from app.pdf._pdfium import PDFIUM_LOCK, release_freed_memory
 from app.pdf.errors import DamagedPdfError
 from app.pdf.plan import PageRange
 
@@ -31,17 +33,52 @@ log = get_logger(__name__)
 
 def split_pdf(path: Path, ranges: Sequence[PageRange]) -> Iterator[tuple[PageRange, bytes]]:
     """(range, PDF bytes of exactly those pages, in order) for each range, lazily."""
+    with tempfile.TemporaryDirectory(prefix="chunk-ocr-split-") as scratch:
+        for page_range, piece in split_pdf_to_files(path, ranges, Path(scratch)):
+            data = piece.read_bytes()
+            piece.unlink()
+            yield page_range, data
+
+
+# PDFium keeps in the source document every stream it has read to copy pages out of it, until the
+# document is closed: cutting a 190 MB scan held all 190 MB by its last chunk. The source is
+# opened afresh once this many bytes have been cut from it, so what a planning holds stays about
+# one chunk deep, whatever the file's size; born-digital files, megabytes in all, never reopen.
+REOPEN_AFTER_BYTES = 32 * 1024 * 1024
+
+
+def split_pdf_to_files(
+    path: Path, ranges: Sequence[PageRange], directory: Path
+) -> Iterator[tuple[PageRange, Path]]:
+    """(range, a file in `directory` holding the PDF of exactly those pages) for each range, lazily.
+
+    PDFium writes each piece straight to its file, so a large chunk is never copied into a Python
+    buffer; the caller uploads the file and may delete it before asking for the next.
+    """
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="chunk-ocr-split-") as scratch:
-        source = _open_source(path, Path(scratch))
+        readable = _readable_source(path, Path(scratch))
+        source: pdfium.PdfDocument | None = None
+        cut_since_open = 0
         try:
             for page_range in ranges:
+                piece = directory / f"chunk-{page_range.chunk_index:05d}.pdf"
                 with PDFIUM_LOCK:
-                    data = _cut(source, page_range)
-                yield page_range, data  # never yield while holding the lock
+                    if source is None:
+                        source = pdfium.PdfDocument(readable)
+                    with piece.open("wb") as sink:
+                        _cut(source, page_range, sink)
+                        cut_since_open += sink.tell()
+                    if cut_since_open >= REOPEN_AFTER_BYTES:
+                        source.close()  # before yielding: a planning waiting on its upload holds nothing
+                        source, cut_since_open = None, 0
+                        release_freed_memory()
+                yield page_range, piece  # never yield while holding the lock
         finally:
-            with PDFIUM_LOCK:
-                source.close()
+            if source is not None:
+                with PDFIUM_LOCK:
+                    source.close()
+                release_freed_memory()
     log.debug(
         "pdf_split",
         path=str(path),
@@ -50,10 +87,12 @@ def split_pdf(path: Path, ranges: Sequence[PageRange]) -> Iterator[tuple[PageRan
     )
 
 
-def _open_source(path: Path, scratch: Path) -> pdfium.PdfDocument:
+def _readable_source(path: Path, scratch: Path) -> Path:
+    """The file PDFium opens: `path`, or a repaired copy of it in `scratch` if it is damaged."""
     with PDFIUM_LOCK:
         try:
-            return pdfium.PdfDocument(path)
+            pdfium.PdfDocument(path).close()
+            return path
         except pdfium.PdfiumError:
             pass  # damaged: rebuild it below, outside the lock (pypdf is pure Python)
     from app.pdf.repair import repair_pdf  # pypdf: imported only for a damaged file
@@ -62,12 +101,13 @@ def _open_source(path: Path, scratch: Path) -> pdfium.PdfDocument:
     repair_pdf(path, repaired)
     with PDFIUM_LOCK:
         try:
-            return pdfium.PdfDocument(repaired)
+            pdfium.PdfDocument(repaired).close()
         except pdfium.PdfiumError as exc:
             raise DamagedPdfError(f"the PDF is damaged beyond repair: {exc}") from None
+    return repaired
 
 
-def _cut(source: pdfium.PdfDocument, page_range: PageRange) -> bytes:
+def _cut(source: pdfium.PdfDocument, page_range: PageRange, sink: BinaryIO) -> None:
     if page_range.page_end > len(source):
         raise DamagedPdfError(
             f"pages {page_range.page_start}-{page_range.page_end} are past the end of the PDF "
@@ -78,9 +118,7 @@ def _cut(source: pdfium.PdfDocument, page_range: PageRange) -> bytes:
         target.import_pages(source, pages=list(range(page_range.page_start - 1, page_range.page_end)))
         if len(target) != page_range.page_count:
             raise DamagedPdfError(f"pages {page_range.page_start}-{page_range.page_end} could not be copied")
-        buffer = io.BytesIO()
-        target.save(buffer)
-        return buffer.getvalue()
+        target.save(sink)
     except pdfium.PdfiumError as exc:
         raise DamagedPdfError(
             f"pages {page_range.page_start}-{page_range.page_end} could not be copied: {exc}"

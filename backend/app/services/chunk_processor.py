@@ -100,16 +100,25 @@ class ChunkProcessor:
     database_backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=5.0))
 
     async def process(self, chunk_id: str) -> ChunkOutcome:
+        """Run one chunk job: claim the chunk the fair order picks and see it through.
+
+        `chunk_id` is the chunk the job was enqueued for. Every due pending chunk has a job, so
+        there are as many jobs as chunks to claim, but which chunk a job runs is the database's
+        choice (ocr_claim_next_chunk: fewest chunks in flight per matter, then per document), not
+        arq's first-in-first-out order: a small document is not queued behind a large one.
+        """
         try:
             chunk = await self._with_database(
-                lambda: self.service.claim_chunk(chunk_id, self.worker_id),
+                lambda: self.service.claim_next_chunk(self.worker_id),
                 deadline=time.monotonic() + self._threshold,
             )
         except RepositoryUnavailableError as exc:
-            log.warning("chunk_claim_deferred", chunk_id=chunk_id, worker_id=self.worker_id, error=str(exc))
+            log.warning(
+                "chunk_claim_deferred", job_chunk_id=chunk_id, worker_id=self.worker_id, error=str(exc)
+            )
             return ChunkOutcome.DEFERRED
         if chunk is None:
-            log.info("chunk_not_claimable", chunk_id=chunk_id, worker_id=self.worker_id)
+            log.info("chunk_not_claimable", job_chunk_id=chunk_id, worker_id=self.worker_id)
             return ChunkOutcome.NOT_CLAIMABLE
         lease = _Lease(chunk.lease)
         bound = log.bind(

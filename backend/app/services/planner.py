@@ -32,7 +32,7 @@ from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import ChunkRange, DocumentOCRChunk
 from app.pdf.inspect import PdfInfo, inspect_pdf
 from app.pdf.plan import plan_chunks
-from app.pdf.split import split_pdf
+from app.pdf.split import split_pdf_to_files
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import JobQueue, enqueue_next_attempts
 from app.storage.base import BlobStore, get_verified
@@ -181,23 +181,27 @@ async def _cut_and_upload(
     ranges: list[ChunkRange] = []
     plan_id = secrets.token_hex(4)  # this start's own input objects (see chunk_input_path)
     plan = plan_chunks(info.page_count, chunk_pages, workers, engine)
-    pieces = split_pdf(pdf_path, plan)  # a generator: nothing runs until next(), in a thread
-    # cut one chunk at a time: memory stays one chunk deep
-    while (piece := await asyncio.to_thread(next, pieces, None)) is not None:
-        page_range, data = piece
-        stored = await store.put(
-            chunk_input_path(matter_id, document_id, plan_id, page_range.chunk_index), data, "application/pdf"
-        )
-        uploaded.append(stored.path)
-        ranges.append(
-            ChunkRange(
-                chunk_index=page_range.chunk_index,
-                page_start=page_range.page_start,
-                page_end=page_range.page_end,
-                input_storage_path=stored.path,
-                input_checksum=stored.sha256,
+    with tempfile.TemporaryDirectory(prefix="chunk-ocr-cut-") as scratch:
+        # a generator: nothing runs until next(), in a thread; one chunk's file on disk at a time
+        pieces = split_pdf_to_files(pdf_path, plan, Path(scratch))
+        while (piece := await asyncio.to_thread(next, pieces, None)) is not None:
+            page_range, piece_path = piece
+            stored = await store.put_file(
+                chunk_input_path(matter_id, document_id, plan_id, page_range.chunk_index),
+                piece_path,
+                "application/pdf",
             )
-        )
+            uploaded.append(stored.path)
+            piece_path.unlink()
+            ranges.append(
+                ChunkRange(
+                    chunk_index=page_range.chunk_index,
+                    page_start=page_range.page_start,
+                    page_end=page_range.page_end,
+                    input_storage_path=stored.path,
+                    input_checksum=stored.sha256,
+                )
+            )
     return ranges
 
 

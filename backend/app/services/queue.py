@@ -17,8 +17,8 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from datetime import datetime
-from typing import Protocol
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 from uuid import UUID
 
 from arq.connections import ArqRedis, RedisSettings
@@ -38,6 +38,7 @@ PROCESS_CHUNK_JOB = "process_chunk"
 FINALIZE_DOCUMENT_JOB = "finalize_document"
 SWEEP_JOB = "sweep"
 HEALTH_CHECK_KEY = "chunk-ocr:health-check"
+FINALIZE_PRIORITY_LEAD = timedelta(days=1)  # see _ahead_of_chunks
 # Hash: engine name -> unix time a worker last said it can run it. The API refuses an engine
 # that workers are known (recently) to exist for but none of them can run.
 ENGINES_KEY = "chunk-ocr:engines"
@@ -128,7 +129,10 @@ class ArqJobQueue:
                 job_id = f"{job_id}:rescue-{generation}"  # held by a worker that is gone
             elif await self.redis.zscore(QUEUE_NAME, job_id) is not None:
                 return False
-            job = await self.redis.enqueue_job(function, str(target), _job_id=job_id, _queue_name=QUEUE_NAME)
+            ahead = _ahead_of_chunks() if function == FINALIZE_DOCUMENT_JOB else {}
+            job = await self.redis.enqueue_job(
+                function, str(target), _job_id=job_id, _queue_name=QUEUE_NAME, **ahead
+            )
         return job is not None
 
     async def enqueue_finalize(self, document_id: UUID) -> bool:
@@ -138,6 +142,7 @@ class ArqJobQueue:
                 str(document_id),
                 _job_id=finalize_job_id(document_id),
                 _queue_name=QUEUE_NAME,
+                **_ahead_of_chunks(),
             )
         return job is not None
 
@@ -157,6 +162,21 @@ class ArqJobQueue:
         if not fresh:
             return None
         return engine in fresh
+
+
+def _ahead_of_chunks() -> dict[str, Any]:
+    """arq options that put a finalize job ahead of every chunk job enqueued in the last day.
+
+    arq runs due jobs in order of their score, the time they are due. A merge is a few seconds
+    of work that ends a document; behind a large document's thousand queued chunk jobs it would
+    wait for all of them, so its score is set a day back (and its expiry a day past that). arq's
+    start line then reports `delayed=86400 s` or so for finalize jobs: that is this lead, not a
+    wait.
+    """
+    return {
+        "_defer_until": datetime.now(UTC) - FINALIZE_PRIORITY_LEAD,
+        "_expires": FINALIZE_PRIORITY_LEAD + timedelta(days=1),
+    }
 
 
 async def enqueue_next_attempts(queue: JobQueue, chunks: Sequence[DocumentOCRChunk]) -> bool:

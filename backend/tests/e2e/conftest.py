@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,6 +42,13 @@ def cli_env(database_url: str, redis_url: str, arq_redis: object, tmp_path: Path
         "LOG_LEVEL": "INFO",
         "PYTHONUNBUFFERED": "1",
     }
+
+
+def outer_uv_cache() -> str:
+    """The cache of the uv running this suite (`uv run` sets UV; it need not be on PATH)."""
+    uv = os.environ.get("UV") or shutil.which("uv")
+    assert uv, "no uv in the outer environment to share its cache"
+    return subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from tests.e2e.conftest import REPO_ROOT
+from tests.e2e.conftest import REPO_ROOT, outer_uv_cache
 
 # A stock Debian PATH: no uv, no pyenv shims (asserted below, so a different machine fails, not skips).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -32,12 +32,6 @@ KEPT = ("LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_C
 KEPT_PROXY = ("http_proxy", "https_proxy", "no_proxy", "all_proxy")
 
 
-def _outer_uv_cache() -> str:
-    uv = os.environ.get("UV") or shutil.which("uv")  # `uv run` sets UV
-    assert uv, "no uv in the outer environment to share its cache"
-    return subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
-
-
 def _user_pip_config() -> str | None:
     """The developer's own pip.conf, which an empty HOME would hide (pip.conf in /etc stays read)."""
     if "PIP_CONFIG_FILE" in os.environ:
@@ -50,7 +44,7 @@ def _user_pip_config() -> str | None:
 
 
 def stock_env(home: Path, path: str = SYSTEM_PATH) -> dict[str, str]:
-    env = {"PATH": path, "HOME": str(home), "UV_CACHE_DIR": _outer_uv_cache()}
+    env = {"PATH": path, "HOME": str(home), "UV_CACHE_DIR": outer_uv_cache()}
     for name, value in os.environ.items():
         if name in KEPT or name.lower() in KEPT_PROXY or name.startswith("PIP_"):
             env[name] = value

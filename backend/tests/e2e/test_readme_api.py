@@ -16,7 +16,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.e2e.conftest import REPO_ROOT
+from tests.e2e.conftest import REPO_ROOT, outer_uv_cache
 from tests.pdf_factories import cer
 
 SECTION = "### Try it on this machine"
@@ -43,7 +43,7 @@ def newcomer(tmp_path: Path) -> Iterator[tuple[dict[str, str], list[subprocess.P
     """An empty HOME, no service settings; uv's own cache kept (nothing is downloaded again)."""
     home = tmp_path / "home"
     home.mkdir()
-    cache = subprocess.run(["uv", "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
+    cache = outer_uv_cache()
     env = {k: v for k, v in os.environ.items() if k not in SERVICE_SETTINGS and not k.startswith("SUPABASE_")}
     env |= {"HOME": str(home), "UV_CACHE_DIR": cache, "PYTHONUNBUFFERED": "1", "OCR_PROCESSES": "2"}
     started: list[subprocess.Popen[bytes]] = []

@@ -11,7 +11,7 @@ import pytest
 from app.core.errors import LeaseLostError
 from app.models.ocr_chunk import ChunkLease, ChunkStatus
 from app.services.ocr_chunk_service import OCRChunkService
-from tests.factories import checksum, make_document, ranges
+from tests.factories import checksum, make_document, make_matter, ranges
 
 
 async def row(pool: asyncpg.Pool, chunk_id: object) -> asyncpg.Record:
@@ -63,6 +63,70 @@ async def test_claim_next_is_fifo(service: OCRChunkService, pool: asyncpg.Pool) 
     assert [c.chunk_index for c in claimed if c] == [0, 1, 2]
     assert {c.id for c in claimed if c} == {c.id for c in created}
     assert await service.claim_next_chunk("w", document_id) is None
+
+
+async def test_claim_next_serves_the_document_with_the_fewest_chunks_in_flight(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    """A small document submitted behind a large one gets the next claim, not the large one's 200th."""
+    matter_id = await make_matter(pool)
+    large = await make_document(pool, matter_id, page_count=200)
+    await service.create_chunks_for_document(large, ranges(200, 1))
+    held = [await service.claim_next_chunk(f"w{n}") for n in range(3)]
+    assert [c.chunk_index for c in held if c and c.document_id == large] == [0, 1, 2]
+    small = await make_document(pool, matter_id, page_count=1)
+    (small_chunk,) = await service.create_chunks_for_document(small, ranges(1, 1))
+
+    claimed = await service.claim_next_chunk("w3")
+    assert claimed is not None
+    assert claimed.id == small_chunk.id
+    # The small one has nothing left to claim, so the large one's next chunk in order follows.
+    following = await service.claim_next_chunk("w4")
+    assert following is not None
+    assert (following.document_id, following.chunk_index) == (large, 3)
+
+
+async def test_two_large_documents_share_the_claims_evenly(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    matter_id = await make_matter(pool)
+    first = await make_document(pool, matter_id, page_count=50)
+    await service.create_chunks_for_document(first, ranges(50, 1))
+    second = await make_document(pool, matter_id, page_count=50)
+    await service.create_chunks_for_document(second, ranges(50, 1))
+    claimed = [await service.claim_next_chunk(f"w{n}") for n in range(10)]
+    # among equals the document waiting longest goes first, then they alternate
+    assert [c.document_id for c in claimed if c] == [first, second] * 5
+    assert [c.chunk_index for c in claimed if c] == [i for i in range(5) for _ in range(2)]
+
+
+async def test_matters_share_before_documents_do(service: OCRChunkService, pool: asyncpg.Pool) -> None:
+    """A matter with two documents does not get two claims for another matter's one."""
+    busy_matter, other_matter = await make_matter(pool), await make_matter(pool)
+    a1 = await make_document(pool, busy_matter, page_count=4)
+    await service.create_chunks_for_document(a1, ranges(4, 1))
+    a2 = await make_document(pool, busy_matter, page_count=4)
+    await service.create_chunks_for_document(a2, ranges(4, 1))
+    b1 = await make_document(pool, other_matter, page_count=4)
+    await service.create_chunks_for_document(b1, ranges(4, 1))
+    claimed = [await service.claim_next_chunk(f"w{n}") for n in range(6)]
+    documents = [c.document_id for c in claimed if c]
+    # a1 (oldest), then b1 (its matter has nothing in flight), then a2; then round again
+    assert documents == [a1, b1, a2, b1, a1, b1]
+
+
+async def test_a_retry_not_yet_due_does_not_hold_its_document_back(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    document_id = await make_document(pool, page_count=2)
+    first, second = await service.create_chunks_for_document(document_id, ranges(2, 1))
+    await pool.execute(
+        "update document_ocr_chunks set next_attempt_at = now() + interval '1 minute' where id = $1", first.id
+    )
+    claimed = await service.claim_next_chunk("w")
+    assert claimed is not None
+    assert claimed.id == second.id
+    assert await service.claim_next_chunk("w") is None
 
 
 async def test_sixteen_claimers_claim_a_thousand_chunks_exactly_once(
