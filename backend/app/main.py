@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from arq import create_pool
 from fastapi import FastAPI
 
 from app.api.errors import install_error_handlers
@@ -13,9 +12,7 @@ from app.api.routes import documents, health, pages, uploads
 from app.api.uploads import UploadSlots
 from app.core.config import Settings, get_settings
 from app.core.logging import configure_logging
-from app.services.ocr_chunk_service import OCRChunkService, build_repository
-from app.services.queue import ArqJobQueue, redis_settings
-from app.storage.factory import build_blob_store
+from app.services.composition import open_queued_core
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -25,18 +22,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         config = settings or get_settings()
         configure_logging(config.log_level)
-        service = OCRChunkService(await build_repository(config), config)
-        store = await build_blob_store(config)
-        redis = await create_pool(redis_settings(config.redis_url))
-        app.state.settings, app.state.service, app.state.store = config, service, store
-        app.state.redis, app.state.queue = redis, ArqJobQueue(redis)
+        core = await open_queued_core(config)
+        app.state.settings, app.state.service, app.state.store = config, core.service, core.store
+        app.state.redis, app.state.queue = core.redis, core.queue
         app.state.upload_slots = UploadSlots(config.max_concurrent_uploads)
         try:
             yield
         finally:
-            await redis.aclose()
-            await store.close()
-            await service.close()
+            await core.close()
 
     app = FastAPI(
         title="chunk-ocr",

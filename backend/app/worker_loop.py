@@ -174,7 +174,7 @@ class ChunkOcrWorker(Worker):
 
     async def _check_database(self, runtime: Any) -> None:
         try:
-            await asyncio.wait_for(runtime.service.repository.ping(), timeout=10)
+            await asyncio.wait_for(runtime.service.ping(), timeout=10)
         except (OCRError, TimeoutError) as exc:
             self.health.failed(DATABASE, exc)
         else:

@@ -16,7 +16,7 @@ from app.local.stack import cli_matter, open_stack
 from app.models.document import Document, DocumentStatus
 from app.services.merge import document_result
 from app.services.planner import start_document
-from app.services.queue import enqueue_next_attempts
+from app.services.recovery import retry_failed
 
 
 async def submit(
@@ -110,9 +110,7 @@ async def retry(settings: Settings, document_id: str) -> tuple[UUID, int]:
     stack = await open_stack(settings)
     try:
         document = await stack.service.get_document(document_id)
-        retried = await stack.service.retry_failed_chunks(document.id, force=True)
-        if retried:
-            await enqueue_next_attempts(stack.queue, retried)
+        retried = await retry_failed(stack.service, stack.queue, document.id, force=True)
     finally:
         await stack.close()
     return document.id, len(retried)

@@ -15,35 +15,22 @@ from typing import Any
 from uuid import UUID
 
 import asyncpg
-from arq import create_pool
-from arq.connections import ArqRedis
 
 from app.core.config import Environment, Settings
 from app.core.errors import ConfigurationError, RepositoryUnavailableError
 from app.db.migrations import migrate
 from app.embedded import start_postgres, start_redis
 from app.local.workers import worker_env
-from app.services.ocr_chunk_service import OCRChunkService, build_repository
-from app.services.queue import ArqJobQueue, redis_settings
-from app.storage.base import BlobStore
-from app.storage.factory import build_blob_store
+from app.services.composition import QueuedCore, open_queued_core
 
 CLI_MATTER_NAME = "chunk-ocr"
 
 
 @dataclass
-class LocalStack:
-    settings: Settings  # with database_url and redis_url filled in
-    service: OCRChunkService
-    store: BlobStore
-    redis: ArqRedis
-    queue: ArqJobQueue
-    _keep: list[Any] = field(default_factory=list)  # embedded servers live as long as the stack
+class LocalStack(QueuedCore):
+    """The composition root's parts (app.services.composition) on the resolved servers."""
 
-    async def close(self) -> None:
-        await self.redis.aclose()
-        await self.store.close()
-        await self.service.close()
+    keep: list[Any] = field(default_factory=list)  # embedded servers live as long as the stack
 
     def worker_env(self) -> dict[str, str]:
         return worker_env(self.settings)
@@ -100,14 +87,10 @@ def embedded_notice(services: Services) -> str | None:
 
 async def open_stack(settings: Settings) -> LocalStack:
     services = await resolve_services(settings)
-    settings, keep = services.settings, services.keep
-    service = OCRChunkService(await build_repository(settings), settings)
-    store = await build_blob_store(settings)
-    try:
-        redis = await create_pool(redis_settings(settings.redis_url))
-    except (OSError, ConnectionError) as exc:
-        raise RepositoryUnavailableError(f"cannot connect to Redis: {exc}") from exc
-    return LocalStack(settings, service, store, redis, ArqJobQueue(redis), keep)
+    core = await open_queued_core(services.settings)
+    return LocalStack(
+        core.settings, core.service, core.store, core.exit, core.redis, core.queue, keep=services.keep
+    )
 
 
 async def _check_schema(dsn: str) -> None:

@@ -41,6 +41,7 @@ from app.models.results import ChunkResult, PageText, WordBox
 from app.services.leases import run_while_leased
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import JobQueue
+from app.services.recovery import retry_failed
 from app.storage.base import BlobStore, StoredObject, get_verified
 from app.storage.checksums import sha256_hex
 from app.storage.errors import ChecksumMismatchError, ObjectNotFoundError, StorageError
@@ -348,10 +349,7 @@ class ChunkProcessor:
         if error.retryable and failed.attempt_count < failed.max_attempts:
             # Schedule the next attempt now rather than waiting for the sweep.
             try:
-                for chunk in await self.service.retry_failed_chunks(failed.document_id):
-                    await self.queue.enqueue_chunk(
-                        chunk.id, chunk.attempt_count + 1, defer_until=chunk.next_attempt_at
-                    )
+                await retry_failed(self.service, self.queue, failed.document_id)
             except OCRError as exc:  # the sweep retries and enqueues them instead
                 bound.warning("chunk_retry_not_scheduled", error_code=exc.code, error=str(exc))
         return ChunkOutcome.FAILED

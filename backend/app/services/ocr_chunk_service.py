@@ -56,6 +56,10 @@ class OCRChunkService(DocumentOperations):
     async def close(self) -> None:
         await self.repository.close()
 
+    async def ping(self) -> None:
+        """Raise RepositoryUnavailableError (or another RepositoryError) unless the database answers."""
+        await self.repository.ping()
+
     # -- creating chunks ------------------------------------------------------
 
     async def create_chunk(self, chunk: DocumentOCRChunkCreate | dict[str, object]) -> DocumentOCRChunk:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 from uuid import UUID
 
-from arq.connections import ArqRedis, RedisSettings
+from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.constants import in_progress_key_prefix
 from redis import exceptions as redis_errors
 from redis.asyncio.retry import Retry
@@ -180,14 +180,15 @@ def _ahead_of_chunks() -> dict[str, Any]:
 
 
 async def enqueue_next_attempts(queue: JobQueue, chunks: Sequence[DocumentOCRChunk]) -> bool:
-    """Enqueue the next attempt of each pending chunk, due now.
+    """Enqueue the next attempt of each pending chunk, due when its row is (next_attempt_at: now
+    for a new or a forced chunk, after its backoff for an automatic retry).
 
     False (logged) when Redis is unavailable: the rows are pending in the
     database, so the sweep enqueues them once it is back. Nothing is lost.
     """
     try:
         for chunk in chunks:
-            await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1)
+            await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1, defer_until=chunk.next_attempt_at)
     except QueueUnavailableError as exc:
         log.warning(
             "enqueue_deferred_to_sweep",
@@ -225,3 +226,13 @@ def redis_settings(url: str | None) -> RedisSettings:
         supported_errors=(redis_errors.ConnectionError, redis_errors.TimeoutError, OSError),  # type: ignore[arg-type]
     )
     return settings
+
+
+async def connect_redis(url: str | None) -> ArqRedis:
+    """An arq Redis pool for REDIS_URL; QueueUnavailableError if Redis does not answer (after the
+    start-up retries of redis_settings), ConfigurationError if the URL is missing or invalid."""
+    settings = redis_settings(url)
+    try:
+        return await create_pool(settings)
+    except REDIS_UNAVAILABLE as exc:
+        raise QueueUnavailableError(f"cannot connect to Redis: {type(exc).__name__}: {exc}") from exc

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from uuid import UUID
 
 from app.core.logging import get_logger
+from app.models.ocr_chunk import DocumentOCRChunk
 from app.services.ocr_chunk_service import OCRChunkService
-from app.services.queue import JobQueue
+from app.services.queue import JobQueue, enqueue_next_attempts
 
 log = get_logger(__name__)
 
@@ -22,6 +24,22 @@ class SweepReport:
     retried: int
     enqueued: int
     finalize_enqueued: int
+
+
+async def retry_failed(
+    service: OCRChunkService, queue: JobQueue, document_id: UUID | None = None, *, force: bool = False
+) -> list[DocumentOCRChunk]:
+    """Send the failed chunks that may run again back to pending and enqueue their next attempts.
+
+    force (a person asked: the API's and the command line's retry) makes every failed chunk of
+    the document due now, whatever its error and attempt count; otherwise only retryable
+    failures with attempts left go back, due after their backoff. The one way every caller
+    retries; an enqueue that Redis refuses is logged and left to the sweep.
+    """
+    retried = await service.retry_failed_chunks(document_id, force=force)
+    if retried:
+        await enqueue_next_attempts(queue, retried)
+    return retried
 
 
 async def sweep(service: OCRChunkService, queue: JobQueue, *, limit: int = 1000) -> SweepReport:
@@ -37,9 +55,7 @@ async def sweep(service: OCRChunkService, queue: JobQueue, *, limit: int = 1000)
     generation = int(time.time() // threshold)
     for chunk in await service.get_due_pending_chunks(limit, overdue_seconds=threshold):
         enqueued += await queue.rescue_chunk(chunk.id, chunk.attempt_count + 1, generation)
-    # retried chunks that are not due yet: a deferred job, so they start on time
-    for chunk in retried:
-        await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1, defer_until=chunk.next_attempt_at)
+    await enqueue_next_attempts(queue, retried)  # not due yet: deferred jobs, so they start on time
     finalize = 0
     for document in await service.get_documents_ready_to_merge():
         finalize += await queue.rescue_finalize(document.id, generation)

@@ -11,6 +11,7 @@ import sys
 import time
 import uuid
 from concurrent.futures import Executor
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
 from app.core.backoff import Backoff, retry_transient
@@ -22,11 +23,11 @@ from app.db.repository import ChunkRepository
 from app.engines.errors import EngineError
 from app.engines.pool import make_ocr_pool, stop_ocr_pool, warm_up
 from app.services.chunk_processor import ChunkProcessor
+from app.services.composition import open_core
 from app.services.finalize import Finalizer
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
 from app.services.queue import JobQueue
 from app.storage.base import BlobStore
-from app.storage.factory import build_blob_store
 
 log = get_logger(__name__)
 
@@ -58,16 +59,11 @@ class Runtime:
     finalizer: Finalizer
     health: DependencyHealth
     engines: EngineCatalog
-    _probe: asyncio.Task[None] | None = None
+    exit: AsyncExitStack  # the composition root's: closes the probe, the OCR processes, storage, database
+    probe: asyncio.Task[None]  # fills `engines` shortly after start-up
 
     async def close(self) -> None:
-        if self._probe is not None:
-            self._probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._probe
-        await asyncio.to_thread(stop_ocr_pool, self.executor)  # up to its timeout when busy
-        await self.store.close()
-        await self.service.close()
+        await self.exit.aclose()
 
 
 async def build_runtime(
@@ -80,11 +76,40 @@ async def build_runtime(
     worker_id = worker_id or new_worker_id()
     health = health or DependencyHealth()
     health.bind(worker_id=worker_id)
-    service = OCRChunkService(await _connect_repository(settings, health), settings)
-    store = await build_blob_store(settings)
+    core = await open_core(settings, repository=lambda s: _connect_repository(s, health))
+    try:
+        executor = await _start_ocr_pool(settings, core.exit)
+        processor = ChunkProcessor(
+            service=core.service,
+            store=core.store,
+            queue=queue,
+            executor=executor,
+            worker_id=worker_id,
+            health=health,
+        )
+        finalizer = Finalizer(
+            service=core.service,
+            store=core.store,
+            processor=processor,
+            low_confidence_threshold=settings.ocr_low_confidence_threshold,
+        )
+        engines = EngineCatalog()
+        probe = asyncio.create_task(_probe_engines(engines, worker_id))
+        core.exit.push_async_callback(_cancelled, probe)
+    except BaseException:
+        await core.close()
+        raise
+    return Runtime(
+        settings, core.service, core.store, executor, processor, finalizer, health, engines, core.exit, probe
+    )
+
+
+async def _start_ocr_pool(settings: Settings, exit: AsyncExitStack) -> Executor:
+    """The OCR processes, every one started now with the default engine built in it (not on the
+    first chunk), their stop registered on `exit`. A worker that cannot build the default engine
+    still runs chunks of the engines it can build."""
     executor = make_ocr_pool(settings.ocr_process_count)
-    # Start every OCR process now, with the default engine built in each, not on the first chunk.
-    # A worker that cannot build it still runs chunks of the engines it can build.
+    exit.push_async_callback(asyncio.to_thread, stop_ocr_pool, executor)  # up to its timeout when busy
     loop = asyncio.get_running_loop()
     warmed = await asyncio.gather(
         *(
@@ -98,21 +123,14 @@ async def build_runtime(
             log.warning("default_engine_unavailable", engine=settings.ocr_engine, error=str(outcome))
             break
         if isinstance(outcome, BaseException):
-            await asyncio.to_thread(stop_ocr_pool, executor)
             raise outcome
-    processor = ChunkProcessor(
-        service=service, store=store, queue=queue, executor=executor, worker_id=worker_id, health=health
-    )
-    finalizer = Finalizer(
-        service=service,
-        store=store,
-        processor=processor,
-        low_confidence_threshold=settings.ocr_low_confidence_threshold,
-    )
-    engines = EngineCatalog()
-    runtime = Runtime(settings, service, store, executor, processor, finalizer, health, engines)
-    runtime._probe = asyncio.create_task(_probe_engines(engines, worker_id))
-    return runtime
+    return executor
+
+
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _connect_repository(settings: Settings, health: DependencyHealth) -> ChunkRepository:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.core.config import Settings, StorageBackend
+from app.core.errors import ConfigurationError
 from app.storage.base import BlobStore
 from app.storage.local import LocalBlobStore
 
@@ -18,5 +19,11 @@ async def build_blob_store(settings: Settings) -> BlobStore:
             settings.supabase_service_role_key.get_secret_value(),
             settings.storage_bucket,
         )
-    settings.local_storage_dir.mkdir(parents=True, exist_ok=True)
-    return LocalBlobStore(settings.local_storage_dir / settings.storage_bucket)
+    root = settings.local_storage_dir / settings.storage_bucket
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission, a read-only file system
+        raise ConfigurationError(
+            f"LOCAL_STORAGE_DIR {settings.local_storage_dir} cannot hold the bucket: {exc.strerror}"
+        ) from None
+    return LocalBlobStore(root)

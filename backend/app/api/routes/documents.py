@@ -14,7 +14,8 @@ from app.engines.registry import available_engines
 from app.models.document import Document
 from app.services.merge import document_result
 from app.services.planner import plan_document
-from app.services.queue import JobQueue, enqueue_next_attempts
+from app.services.queue import JobQueue
+from app.services.recovery import retry_failed
 
 router = APIRouter(prefix="/documents", tags=["documents"])
 _READ_BLOCK = 1 << 20
@@ -61,9 +62,7 @@ async def chunks(document: AccessibleDocument, service: ServiceDep) -> list[Chun
 @router.post("/{document_id}/ocr/retry", response_model=RetryView)
 async def retry(document: ActableDocument, service: ServiceDep, queue: QueueDep) -> RetryView:
     """Send every failed chunk of the document back to the queue, now (a person decided)."""
-    retried = await service.retry_failed_chunks(document.id, force=True)
-    if retried:
-        await enqueue_next_attempts(queue, retried)
+    retried = await retry_failed(service, queue, document.id, force=True)
     return RetryView(document_id=document.id, retried=len(retried))
 
 

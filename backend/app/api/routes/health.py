@@ -15,7 +15,7 @@ router = APIRouter(tags=["health"])
 async def healthz(request: Request, service: ServiceDep) -> JSONResponse:
     checks: dict[str, str] = {}
     try:
-        await service.repository.ping()
+        await service.ping()
         checks["database"] = "ok"
     except OCRError as exc:
         checks["database"] = exc.code

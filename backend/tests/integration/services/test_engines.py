@@ -155,8 +155,7 @@ async def test_unknown_engine_on_the_row_fails_the_chunk_at_once(
 
 
 async def test_engine_catalog_after_the_probe(runtime: Runtime) -> None:
-    assert runtime._probe is not None
-    await runtime._probe
+    await runtime.probe
     assert set(runtime.engines.available) == ENGINES_HERE
     assert all(runtime.engines.versions[name] for name in ENGINES_HERE)
     assert set(runtime.engines.reasons) == {"google-vision"}

@@ -1,0 +1,74 @@
+"""The one composition root: what a process opens from its Settings, and how it is closed.
+
+The API (app.main), the command line (app.local.stack) and the worker
+(app.services.runtime) all open the service, the blob store and (API and
+command line) the queue here. Each part is registered on one AsyncExitStack the
+moment it is open, so when a later step fails the earlier ones are closed
+before the error propagates, and close() closes everything in reverse order.
+A caller that opens more (the worker's OCR processes) registers it on the same
+stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+from arq.connections import ArqRedis
+
+from app.core.config import Settings
+from app.db.repository import ChunkRepository
+from app.services.ocr_chunk_service import OCRChunkService, build_repository
+from app.services.queue import ArqJobQueue, connect_redis
+from app.storage.base import BlobStore
+from app.storage.factory import build_blob_store
+
+RepositoryFactory = Callable[[Settings], Awaitable[ChunkRepository]]
+
+
+@dataclass
+class Core:
+    """The database service and the blob store, open."""
+
+    settings: Settings
+    service: OCRChunkService
+    store: BlobStore
+    exit: AsyncExitStack  # closes what was opened, last first
+
+    async def close(self) -> None:
+        await self.exit.aclose()
+
+
+@dataclass
+class QueuedCore(Core):
+    """Core and a Redis connection pool with the job queue on it."""
+
+    redis: ArqRedis
+    queue: ArqJobQueue
+
+
+async def open_core(settings: Settings, *, repository: RepositoryFactory = build_repository) -> Core:
+    """Connect the repository (through `repository`), then open the blob store."""
+    exit = AsyncExitStack()
+    try:
+        service = OCRChunkService(await repository(settings), settings)
+        exit.push_async_callback(service.close)
+        store = await build_blob_store(settings)
+        exit.push_async_callback(store.close)
+    except BaseException:
+        await exit.aclose()
+        raise
+    return Core(settings, service, store, exit)
+
+
+async def open_queued_core(settings: Settings) -> QueuedCore:
+    """open_core, then Redis (QueueUnavailableError when it does not answer)."""
+    core = await open_core(settings)
+    try:
+        redis = await connect_redis(settings.redis_url)
+    except BaseException:
+        await core.close()
+        raise
+    core.exit.push_async_callback(redis.aclose)
+    return QueuedCore(core.settings, core.service, core.store, core.exit, redis, ArqJobQueue(redis))
