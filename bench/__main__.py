@@ -22,7 +22,7 @@ from bench._env import HEADER, NAME_WIDTH
 
 # name: (arguments of a real run, arguments of a smoke run)
 BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
-    "scanned": ([], ["--pages", "2", "--repeat", "1", "--warmup", "0"]),
+    "scanned": ([], ["--pages", "1", "--repeat", "1", "--warmup", "0"]),
     "born_digital": ([], ["--pages", "40", "--repeat", "1", "--warmup", "0"]),
     "claims": ([], ["--chunks", "300", "--clients", "4", "--repeat", "1"]),
     "recovery": ([], ["--pages", "2", "--threshold", "4", "--sweep", "1"]),

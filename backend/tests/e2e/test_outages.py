@@ -121,7 +121,7 @@ async def mid_run(
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize(("redis_kind", "outage"), [("private_redis", 20), ("private_persistent_redis", 8)])
+@pytest.mark.parametrize(("redis_kind", "outage"), [("private_redis", 12), ("private_persistent_redis", 8)])
 async def test_redis_down_mid_run(
     redis_kind: str,
     outage: float,
@@ -154,8 +154,8 @@ async def test_redis_down_mid_run(
     assert {c["attempt_count"] for c in chunks} == {1}  # nothing was timed out and retried
     # A worker that reported the outage reports its end too, once each. (One whose job slots were
     # all taken asks Redis nothing until a job ends, so a short outage can pass unseen by both; a
-    # 20 s one outlasts a chunk, and a job finishing into it is seen. One whose next poll is still
-    # in its backoff when the other finishes the document says so a moment later.)
+    # 12 s one outlasts a chunk (2 pages, about 4 s), and a job finishing into it is seen. One whose
+    # next poll is still in its backoff when the other finishes the document says so a moment later.)
     noticed = 0
     for log in run.logs:
         down = [e["dependency"] for e in log_events([log], "dependency_unavailable")]
@@ -168,12 +168,12 @@ async def test_redis_down_mid_run(
 
         assert down == ["redis"]
         assert await wait_for(restored, 15, f"{log.name} to see Redis back") == ["redis"]
-    if outage >= 20:
+    if outage >= 12:
         assert noticed >= 1
 
 
 @pytest.mark.timeout(240)
-async def test_postgres_down_for_15_seconds_mid_run(
+async def test_postgres_down_for_10_seconds_mid_run(
     cli_env: dict[str, str],
     private_postgres: PrivatePostgres,
     start_worker: Callable[..., subprocess.Popen[bytes]],
@@ -184,13 +184,13 @@ async def test_postgres_down_for_15_seconds_mid_run(
     env = cli_env | WORKER | {"DATABASE_URL": dsn, "STALE_CHUNK_THRESHOLD_SECONDS": "60"}
     run = await mid_run(env, dsn, start_worker, tmp_path, seed=32)
     private_postgres.stop(mode="fast")
-    await asyncio.sleep(15)  # longer than the OCR of the chunks in flight, shorter than their lease
+    await asyncio.sleep(10)  # longer than the OCR of the chunks in flight, shorter than their lease
     assert run.alive(), "a worker exited during the outage"
     private_postgres.start()
     restarted = time.monotonic()
 
     await wait_for(lambda: document_completed(dsn, run.document_id), 120, "the document to complete")
-    print(f"postgres outage 15 s: complete {time.monotonic() - restarted:.1f} s after PostgreSQL came back")
+    print(f"postgres outage 10 s: complete {time.monotonic() - restarted:.1f} s after PostgreSQL came back")
     assert run.alive()
     chunks = await assert_complete_once(
         dsn, run.document_id, run.texts, tmp_path / "storage" / "ocr-chunks", run.logs
