@@ -35,7 +35,7 @@ from app.pdf.plan import plan_chunks
 from app.pdf.split import split_pdf_to_files
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import JobQueue, enqueue_next_attempts
-from app.storage.base import BlobStore, get_verified
+from app.storage.base import BlobStore, get_verified_file
 from app.storage.paths import chunk_input_path, source_pdf_path
 
 log = get_logger(__name__)
@@ -135,11 +135,11 @@ async def plan_document(
         )
     if not document.source_path or document.source_path != source_pdf_path(document.matter_id, document.id):
         raise InvalidInputError(f"document {document.id} has no stored source PDF to plan from")
-    data = await get_verified(store, document.source_path, document.file_sha256)
     uploaded: list[str] = []
     with tempfile.TemporaryDirectory(prefix="chunk-ocr-plan-") as tmp:
         pdf_path = Path(tmp) / "source.pdf"
-        await asyncio.to_thread(pdf_path.write_bytes, data)
+        # streamed to disk and verified: a 200 MiB source is never held in memory
+        await get_verified_file(store, document.source_path, document.file_sha256, pdf_path)
         info = await _inspect(service, pdf_path)
         try:
             ranges = await _cut_and_upload(

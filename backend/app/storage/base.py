@@ -6,11 +6,12 @@ Implementations: ``LocalBlobStore`` (a directory) and ``SupabaseBlobStore``
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from app.storage.checksums import verify
+from app.storage.checksums import mismatch, verify
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,11 @@ class BlobStore(Protocol):
         """The bytes at path; ObjectNotFoundError if there are none."""
         ...
 
+    async def get_file(self, path: str, dest: Path) -> StoredObject:
+        """Write the object at path to the local file dest, block by block (never whole in
+        memory); its SHA-256 and size. ObjectNotFoundError if there is none."""
+        ...
+
     async def exists(self, path: str) -> bool: ...
 
     async def delete(self, path: str) -> None: ...
@@ -47,3 +53,13 @@ class BlobStore(Protocol):
 async def get_verified(store: BlobStore, path: str, expected_sha256: str) -> bytes:
     """Download and verify: ChecksumMismatchError unless the bytes hash to expected_sha256."""
     return verify(await store.get(path), expected_sha256, path=path)
+
+
+async def get_verified_file(store: BlobStore, path: str, expected_sha256: str, dest: Path) -> StoredObject:
+    """get_file and verify: ChecksumMismatchError (and dest removed) unless the object hashes to
+    expected_sha256."""
+    stored = await store.get_file(path, dest)
+    if stored.sha256 != expected_sha256:
+        await asyncio.to_thread(dest.unlink, missing_ok=True)
+        raise mismatch(path, expected_sha256, stored.sha256)
+    return stored

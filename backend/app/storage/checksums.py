@@ -15,10 +15,14 @@ def verify(data: bytes, expected: str, *, path: str) -> bytes:
     """Return data if it hashes to expected, else raise ChecksumMismatchError."""
     actual = sha256_hex(data)
     if actual != expected:
-        raise ChecksumMismatchError(
-            f"{path}: stored object hashes to {actual[:16]}..., the row expects {expected[:16]}...",
-            path=path,
-            expected=expected,
-            actual=actual,
-        )
+        raise mismatch(path, expected, actual)
     return data
+
+
+def mismatch(path: str, expected: str, actual: str) -> ChecksumMismatchError:
+    return ChecksumMismatchError(
+        f"{path}: stored object hashes to {actual[:16]}..., the row expects {expected[:16]}...",
+        path=path,
+        expected=expected,
+        actual=actual,
+    )

@@ -44,6 +44,13 @@ class LocalBlobStore:
         except OSError as exc:
             raise StorageError(f"cannot read {path}: {exc.strerror}", path=path) from exc
 
+    async def get_file(self, path: str, dest: Path) -> StoredObject:
+        source = self._resolve(path)
+        if not source.is_file():
+            raise ObjectNotFoundError(f"no object at {path}", path=path)
+        size, checksum = await asyncio.to_thread(_copy_atomically, source, dest)  # StorageError
+        return StoredObject(path=path, sha256=checksum, size=size)
+
     async def exists(self, path: str) -> bool:
         return self._resolve(path).is_file()
 

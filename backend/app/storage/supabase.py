@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Self
+from urllib.parse import quote
 
 import httpx
 from storage3.exceptions import StorageApiError
@@ -63,14 +65,7 @@ class SupabaseBlobStore:
         try:
             yield
         except StorageApiError as exc:
-            status = _status(exc)
-            if status == 404 or exc.code in _NOT_FOUND_CODES:
-                raise ObjectNotFoundError(f"no object at {path}", path=path) from exc
-            if status >= 500 or status in _RETRYABLE_STATUS:
-                raise StorageError(f"Supabase Storage failed on {path}: {exc.message}", path=path) from exc
-            raise StoragePermanentError(
-                f"Supabase Storage refused {path}: {exc.code}: {exc.message}", path=path, status=status
-            ) from exc
+            raise _error(path, _status(exc), exc.code, exc.message) from exc
         except httpx.TransportError as exc:
             raise StorageError(f"Supabase Storage unreachable ({path}): {exc}", path=path) from exc
 
@@ -99,6 +94,30 @@ class SupabaseBlobStore:
         async with self._translated(path):
             return await self._client.storage.from_(self.bucket).download(path)
 
+    async def get_file(self, path: str, dest: Path) -> StoredObject:
+        """Streamed from Storage's object endpoint straight to dest, hashed on the way."""
+        url = f"{self._client.storage_url}object/{self.bucket}/{quote(path)}"
+        digest, size = hashlib.sha256(), 0
+        http = self._http or httpx.AsyncClient()
+        try:
+            async with http.stream("GET", url, headers=self._client.options.headers) as response:
+                if response.status_code != 200:
+                    raise _response_error(path, response.status_code, await response.aread())
+                with dest.open("wb") as out:
+                    async for block in response.aiter_bytes(_BLOCK):
+                        digest.update(block)
+                        size += len(block)
+                        out.write(block)
+        except httpx.TransportError as exc:
+            await asyncio.to_thread(dest.unlink, missing_ok=True)
+            raise StorageError(f"Supabase Storage unreachable ({path}): {exc}", path=path) from exc
+        except OSError as exc:
+            raise StorageError(f"cannot write {dest.name}: {exc.strerror}", path=path) from exc
+        finally:
+            if http is not self._http:
+                await http.aclose()
+        return StoredObject(path=path, sha256=digest.hexdigest(), size=size)
+
     async def exists(self, path: str) -> bool:
         async with self._translated(path):
             return await self._client.storage.from_(self.bucket).exists(path)
@@ -106,6 +125,38 @@ class SupabaseBlobStore:
     async def delete(self, path: str) -> None:
         async with self._translated(path):
             await self._client.storage.from_(self.bucket).remove([path])
+
+
+_BLOCK = 1 << 20
+
+
+def _error(path: str, status: int, code: str | None, message: str) -> StorageError:
+    """Storage's answer as our error, by its status and error code (never its message text)."""
+    if status == 404 or code in _NOT_FOUND_CODES:
+        return ObjectNotFoundError(f"no object at {path}", path=path)
+    if status >= 500 or status in _RETRYABLE_STATUS:
+        return StorageError(f"Supabase Storage failed on {path}: {message}", path=path)
+    return StoragePermanentError(
+        f"Supabase Storage refused {path}: {code}: {message}", path=path, status=status
+    )
+
+
+def _response_error(path: str, http_status: int, body: bytes) -> StorageError:
+    """A raw error answer: Storage puts the real status in the body's statusCode (often under 400)."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        return _error(path, http_status, None, f"HTTP {http_status}")
+    try:
+        status = int(str(parsed.get("statusCode", http_status)))
+    except ValueError:
+        status = http_status
+    code = parsed.get("error") or parsed.get("code")
+    return _error(
+        path, status, str(code) if code else None, str(parsed.get("message", f"HTTP {http_status}"))
+    )
 
 
 def _file_sha256(source: Path) -> tuple[str, int]:

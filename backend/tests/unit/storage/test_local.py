@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.storage.base import get_verified
+from app.storage.base import get_verified, get_verified_file
 from app.storage.errors import ChecksumMismatchError, ObjectNotFoundError, StoragePermanentError
 from app.storage.local import LocalBlobStore
 
@@ -75,3 +75,19 @@ async def test_put_file_copies_and_hashes_in_blocks(
     assert await get_verified(store, stored.path, stored.sha256) == data
     assert [p.name for p in (tmp_path / "store/m/d").iterdir()] == ["source.pdf"]  # no temp files left
     assert store.location("m/d/source.pdf") == str(tmp_path / "store/m/d/source.pdf")
+
+
+async def test_get_file_copies_and_verifies_without_reading_it_whole(tmp_path: Path) -> None:
+    store = LocalBlobStore(tmp_path / "bucket")
+    data = bytes(range(256)) * 10_000  # 2.5 MiB: more than one copy block
+    stored = await store.put("m/d/source.pdf", data, "application/pdf")
+    dest = tmp_path / "out" / "source.pdf"
+    copied = await get_verified_file(store, stored.path, stored.sha256, dest)
+    assert (copied.sha256, copied.size) == (stored.sha256, len(data))
+    assert dest.read_bytes() == data
+    (tmp_path / "bucket/m/d/source.pdf").write_bytes(data[:-1] + b"x")
+    with pytest.raises(ChecksumMismatchError):
+        await get_verified_file(store, stored.path, stored.sha256, dest)
+    assert not dest.exists()  # a file that does not verify is not left for anyone to use
+    with pytest.raises(ObjectNotFoundError):
+        await store.get_file("nothing/here.pdf", dest)

@@ -11,7 +11,7 @@ import httpx
 import pytest
 import respx
 
-from app.storage.base import get_verified
+from app.storage.base import get_verified, get_verified_file
 from app.storage.errors import ChecksumMismatchError, ObjectNotFoundError, StorageError, StoragePermanentError
 from app.storage.supabase import SupabaseBlobStore
 from tests.postgrest_fake import SERVICE_ROLE_KEY, SUPABASE_URL
@@ -67,7 +67,7 @@ async def test_missing_object_and_exists(store: SupabaseBlobStore) -> None:
     assert await store.exists("yes.json") is False
 
 
-@pytest.mark.parametrize(
+ERRORS = pytest.mark.parametrize(
     ("response", "error", "retryable"),
     [
         (httpx.Response(503, text="upstream connect error"), StorageError, True),
@@ -101,6 +101,9 @@ async def test_missing_object_and_exists(store: SupabaseBlobStore) -> None:
     ],
     ids=["503-proxy", "500", "duplicate", "too-large", "unauthorized"],
 )
+
+
+@ERRORS
 async def test_errors_are_classified(
     store: SupabaseBlobStore, storage: FakeStorage, response: httpx.Response, error: type, retryable: bool
 ) -> None:
@@ -108,6 +111,38 @@ async def test_errors_are_classified(
     with pytest.raises(error) as raised:
         await store.put("x.json", b"{}", "application/json")
     assert raised.value.retryable is retryable
+
+
+@ERRORS
+async def test_streamed_download_errors_are_classified_the_same(
+    store: SupabaseBlobStore,
+    storage: FakeStorage,
+    response: httpx.Response,
+    error: type,
+    retryable: bool,
+    tmp_path: Path,
+) -> None:
+    await store.put("x.pdf", b"%PDF-1.7", "application/pdf")
+    storage.fail_next.append(response)
+    with pytest.raises(error) as raised:
+        await store.get_file("x.pdf", tmp_path / "x.pdf")
+    assert raised.value.retryable is retryable
+
+
+async def test_streamed_download_writes_the_object_and_its_checksum(
+    store: SupabaseBlobStore, storage: FakeStorage, tmp_path: Path
+) -> None:
+    data = b"%PDF-1.7 " + bytes(range(256)) * 8192  # 2 MiB: more than one block
+    stored = await store.put("m/d/source.pdf", data, "application/pdf")
+    dest = tmp_path / "source.pdf"
+    copied = await get_verified_file(store, stored.path, stored.sha256, dest)
+    assert (copied.sha256, copied.size) == (stored.sha256, len(data))
+    assert await asyncio.to_thread(dest.read_bytes) == data
+    request = storage.requests[-1]
+    assert (request.method, str(request.url)) == ("GET", f"{STORAGE_URL}/object/ocr-chunks/m/d/source.pdf")
+    assert request.headers["authorization"] == f"Bearer {SERVICE_ROLE_KEY}"
+    with pytest.raises(ObjectNotFoundError):
+        await store.get_file("no/such.pdf", dest)
 
 
 async def test_unreachable_storage_is_retryable() -> None:
