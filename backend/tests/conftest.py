@@ -23,7 +23,7 @@ from arq.connections import ArqRedis
 
 from app.core.config import Settings, load_settings
 from app.db.migrations import migrate
-from app.db.postgres import PostgresChunkRepository
+from app.db.postgres import AsyncpgConnector, PostgresChunkRepository
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import redis_settings
 
@@ -97,7 +97,7 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
 
 @pytest.fixture
 async def repository(pool: asyncpg.Pool) -> PostgresChunkRepository:
-    return PostgresChunkRepository(pool)
+    return PostgresChunkRepository(AsyncpgConnector(pool))
 
 
 @pytest.fixture

@@ -4,25 +4,19 @@ postgrest-py keeps no HTTP status on ``APIError``. A 5xx (or 408/429) whose body
 names no SQLSTATE means PostgREST lost its database (PGRST000-003) or a gateway
 in front of it failed (JSON without a code, an HTML page): a response hook on
 the HTTP client recognises these before the body is parsed, so the repository
-can report them as retryable. Rows are validated into models here too.
+can report them as retryable.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import TypeVar
 
 import httpx
-from pydantic import BaseModel, ValidationError
-
-from app.core.errors import RepositoryError
 
 _SQLSTATE = re.compile(r"[0-9A-Z]{5}")  # PostgREST's own codes are PGRST + 3 digits
 # Statuses meaning "try again later" when the body names no SQLSTATE (same set as the blob store).
 _RETRY_LATER_STATUS = frozenset({408, 429})
-
-M = TypeVar("M", bound=BaseModel)
 
 
 class UnavailableResponse(Exception):
@@ -60,17 +54,3 @@ def install_hook(http: httpx.AsyncClient) -> None:
             "request": hooks["request"],
             "response": [*hooks["response"], reject_unavailable],
         }
-
-
-def models(model: type[M], data: object, source: str) -> list[M]:
-    if not isinstance(data, list):
-        raise RepositoryError(f"{source} returned {type(data).__name__}, expected a JSON array of rows")
-    try:
-        return [model.model_validate(row) for row in data]
-    except ValidationError as exc:
-        raise RepositoryError(f"{source} returned a row that is not a {model.__name__}: {exc}") from exc
-
-
-def first(model: type[M], data: object, source: str) -> M | None:
-    rows = models(model, data, source)
-    return rows[0] if rows else None

@@ -1,11 +1,11 @@
 """SupabaseChunkRepository against PostgREST mocked at the HTTP level.
 
 supabase-py sends real requests through httpx; respx answers them at the URLs
-a Supabase project serves (``{SUPABASE_URL}/rest/v1/...``) with rows rendered
-as PostgREST renders these tables and with PostgREST's (and its gateway's)
-real error bodies. Each test checks the request the repository sent - method,
-URL, query, JSON body, headers - and what the answer became: a model, None, or
-a domain error. The same SQL contract against a real database is covered by
+a Supabase project serves (``{SUPABASE_URL}/rest/v1/rpc/<function>``: every
+repository call is an ocr_* function) with rows rendered as PostgREST renders
+them and with PostgREST's (and its gateway's) real error bodies. Each test
+checks the request the repository sent - function, JSON arguments, headers -
+and what the answer became: a model, None, or a domain error. The same SQL contract against a real database is covered by
 tests/integration/db/test_supabase_path.py.
 """
 
@@ -36,7 +36,7 @@ from app.core.errors import (
     RepositoryError,
     RepositoryUnavailableError,
 )
-from app.db.supabase import SupabaseChunkRepository
+from app.db.supabase import PostgrestConnector, SupabaseChunkRepository
 from app.models.document import DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import ChunkLease, ChunkRange, ChunkStatus, DocumentOCRChunkCreate
 from app.services.ocr_chunk_service import OCRChunkService
@@ -205,10 +205,6 @@ def assert_service_role(request: httpx.Request, prefer: str | None = None) -> No
     assert request.headers.get("prefer") == prefer
 
 
-def query(request: httpx.Request) -> list[tuple[str, str]]:
-    return request.url.params.multi_items()
-
-
 def assert_rpc(route: respx.Route, function: str, arguments: dict[str, Any], calls: int = 1) -> None:
     """A POST to /rest/v1/rpc/<function> whose JSON body names exactly the SQL arguments."""
     request = sent(route, calls)
@@ -264,9 +260,7 @@ def lease(worker_id: str = "worker-1", attempt: int = 1) -> ChunkLease:
 async def test_create_document_inserts_the_row_and_returns_it(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
-    route = router.post(f"{REST}/documents").mock(
-        return_value=rows([document_row()], status=201, content_range="*/*")
-    )
+    route = rpc(router, "ocr_create_document", rpc_result([document_row()]))
     document = await service.create_document(
         {
             "matter_id": MATTER_ID,
@@ -275,17 +269,20 @@ async def test_create_document_inserts_the_row_and_returns_it(
             "file_sha256": FILE_SHA,
         }
     )
-    request = sent(route)
-    assert str(request.url) == f"{REST}/documents"
-    assert_service_role(request, prefer="return=representation")
-    # columns left out take their database defaults (id, source_path), as in the asyncpg insert
-    assert json.loads(request.content) == {
-        "matter_id": str(MATTER_ID),
-        "filename": "deposition-2026-03.pdf",
-        "page_count": 20,
-        "file_sha256": FILE_SHA,
-        "engine": "auto",
-    }
+    # null arguments take the function's defaults (a new id, no source path), as in the asyncpg call
+    assert_rpc(
+        route,
+        "ocr_create_document",
+        {
+            "p_id": None,
+            "p_matter_id": str(MATTER_ID),
+            "p_filename": "deposition-2026-03.pdf",
+            "p_source_path": None,
+            "p_page_count": 20,
+            "p_file_sha256": FILE_SHA,
+            "p_engine": "auto",
+        },
+    )
     assert (document.id, document.ocr_status) == (DOCUMENT_ID, DocumentStatus.PENDING)
     assert document.created_at == datetime(2026, 11, 22, 9, 14, 3, 512345, tzinfo=UTC)
 
@@ -320,7 +317,7 @@ async def test_create_document_constraint_errors(
     response: httpx.Response,
     error: type[OCRError],
 ) -> None:
-    router.post(f"{REST}/documents").mock(return_value=response)
+    rpc(router, "ocr_create_document", response)
     document = DocumentCreate(
         id=DOCUMENT_ID, matter_id=MATTER_ID, filename="a.pdf", page_count=1, file_sha256=FILE_SHA
     )
@@ -337,14 +334,12 @@ async def test_create_document_constraint_errors(
 async def test_get_document_reads_by_id_and_missing_is_not_found(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
-    route = router.get(f"{REST}/documents").mock(
-        side_effect=[rows([document_row()]), rows([], content_range="*/*")]
+    route = router.post(f"{REST}/rpc/ocr_get_document").mock(
+        side_effect=[rpc_result([document_row()]), rpc_result([])]
     )
     document = await service.get_document(str(DOCUMENT_ID))
     assert document.filename == "deposition-2026-03.pdf"
-    request = sent(route)
-    assert_service_role(request)
-    assert query(request) == [("select", "*"), ("id", f"eq.{DOCUMENT_ID}")]
+    assert_rpc(route, "ocr_get_document", {"p_document_id": str(DOCUMENT_ID)})
     with pytest.raises(DocumentNotFoundError):
         await service.get_document(DOCUMENT_ID)
     assert route.call_count == 2
@@ -396,16 +391,12 @@ async def test_refresh_document_status_reads_the_returned_text(
     assert await service.refresh_document_status(MISSING_ID) is None
 
 
-async def test_delete_document_asks_for_no_representation(
+async def test_delete_document_calls_the_sql_function(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
-    route = router.delete(f"{REST}/documents").mock(
-        return_value=httpx.Response(204, headers={"Content-Range": "*/*"})
-    )
+    route = rpc(router, "ocr_delete_document", rpc_result(1))
     await service.delete_document(DOCUMENT_ID)
-    request = sent(route)
-    assert_service_role(request, prefer="return=minimal")
-    assert query(request) == [("id", f"eq.{DOCUMENT_ID}")]
+    assert_rpc(route, "ocr_delete_document", {"p_document_id": str(DOCUMENT_ID)})
 
 
 async def test_documents_ready_to_merge(router: respx.MockRouter, service: OCRChunkService) -> None:
@@ -422,7 +413,7 @@ async def test_documents_ready_to_merge(router: respx.MockRouter, service: OCRCh
 async def test_create_chunks_for_document_sends_one_rpc_with_every_range(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
-    router.get(f"{REST}/documents").mock(return_value=rows([document_row()]))
+    rpc(router, "ocr_get_document", rpc_result([document_row()]))
     created = [chunk_row(), chunk_row(id=str(CHUNK_ID_2), chunk_index=1)]
     route = rpc(router, "ocr_create_chunks", rpc_result(created))
     ranges = [
@@ -464,7 +455,7 @@ async def test_create_chunks_for_document_sends_one_rpc_with_every_range(
 async def test_create_chunk_passes_the_matter_and_a_foreign_key_violation_is_document_not_found(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
-    router.get(f"{REST}/documents").mock(return_value=rows([document_row()]))
+    rpc(router, "ocr_get_document", rpc_result([document_row()]))
     route = rpc(router, "ocr_create_chunks", CHUNK_DOCUMENT_FK)
     chunk = DocumentOCRChunkCreate(
         document_id=DOCUMENT_ID, matter_id=MISSING_ID, chunk_index=0, page_start=1, page_end=5
@@ -514,85 +505,89 @@ async def test_create_chunks_for_a_vanished_document_is_document_not_found(
 async def test_get_chunk_reads_by_id_and_missing_is_chunk_not_found(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
-    route = router.get(f"{REST}/document_ocr_chunks").mock(
-        side_effect=[rows([processing_row()]), rows([], content_range="*/*")]
+    route = router.post(f"{REST}/rpc/ocr_get_chunk").mock(
+        side_effect=[rpc_result([processing_row()]), rpc_result([])]
     )
     chunk = await service.get_chunk(CHUNK_ID)
-    request = sent(route)
-    assert_service_role(request)
-    assert query(request) == [("select", "*"), ("id", f"eq.{CHUNK_ID}")]
+    assert_rpc(route, "ocr_get_chunk", {"p_chunk_id": str(CHUNK_ID)})
     assert (chunk.status, chunk.worker_id, chunk.attempt_count) == (ChunkStatus.PROCESSING, "worker-1", 1)
     assert chunk.processing_started_at == datetime(2026, 11, 22, 9, 14, 7, 4211, tzinfo=UTC)
     with pytest.raises(ChunkNotFoundError):
         await service.get_chunk(MISSING_ID)
-    assert query(sent(route, 2)) == [("select", "*"), ("id", f"eq.{MISSING_ID}")]
+    assert_rpc(route, "ocr_get_chunk", {"p_chunk_id": str(MISSING_ID)}, calls=2)
 
 
-async def test_list_chunks_filters_and_orders_like_the_sql(
-    router: respx.MockRouter, service: OCRChunkService
-) -> None:
-    route = router.get(f"{REST}/document_ocr_chunks").mock(
+async def test_list_chunks_passes_its_filters(router: respx.MockRouter, service: OCRChunkService) -> None:
+    route = router.post(f"{REST}/rpc/ocr_list_chunks").mock(
         side_effect=[
-            rows([failed_row()]),
-            rows([chunk_row(), chunk_row(id=str(CHUNK_ID_2), chunk_index=1)], content_range="0-1/*"),
+            rpc_result([failed_row()]),
+            rpc_result([chunk_row(), chunk_row(id=str(CHUNK_ID_2), chunk_index=1)]),
         ]
     )
     failed = await service.get_failed_chunks(DOCUMENT_ID)
     assert [(c.id, c.error_code, c.error_retryable) for c in failed] == [
         (CHUNK_ID, "engine_unavailable", True)
     ]
-    assert query(sent(route)) == [
-        ("select", "*"),
-        ("document_id", f"eq.{DOCUMENT_ID}"),
-        ("status", "eq.failed"),
-        ("order", "document_id.asc,chunk_index.asc"),
-    ]
+    assert_rpc(
+        route, "ocr_list_chunks", {"p_document_id": str(DOCUMENT_ID), "p_status": "failed", "p_limit": None}
+    )
     every = await service.repository.list_chunks(limit=2)
     assert [c.chunk_index for c in every] == [0, 1]
-    assert query(sent(route, 2)) == [
-        ("select", "*"),
-        ("order", "document_id.asc,chunk_index.asc"),
-        ("limit", "2"),
-    ]
+    assert_rpc(route, "ocr_list_chunks", {"p_document_id": None, "p_status": None, "p_limit": 2}, calls=2)
 
 
 # -- administrative moves -------------------------------------------------------------
 
 
-async def test_update_status_is_a_compare_and_set_patch(
-    router: respx.MockRouter, service: OCRChunkService
-) -> None:
-    router.get(f"{REST}/document_ocr_chunks").mock(return_value=rows([failed_row()]))
-    patch = router.patch(f"{REST}/document_ocr_chunks").mock(
-        return_value=rows([failed_row(status="pending", next_attempt_at=FINISHED, updated_at=FINISHED)])
+async def test_update_status_is_a_compare_and_set(router: respx.MockRouter, service: OCRChunkService) -> None:
+    rpc(router, "ocr_get_chunk", rpc_result([failed_row()]))
+    route = rpc(
+        router,
+        "ocr_update_chunk_status",
+        rpc_result([failed_row(status="pending", next_attempt_at=FINISHED, updated_at=FINISHED)]),
     )
     moved = await service.update_status(CHUNK_ID, "pending")
-    request = sent(patch)
-    assert_service_role(request, prefer="return=representation")
-    assert query(request) == [("id", f"eq.{CHUNK_ID}"), ("status", "eq.failed")]
-    assert json.loads(request.content) == {"status": "pending"}  # error columns untouched, as coalesce() does
+    # null error arguments keep the row's columns (coalesce in the function)
+    assert_rpc(
+        route,
+        "ocr_update_chunk_status",
+        {
+            "p_chunk_id": str(CHUNK_ID),
+            "p_expected": "failed",
+            "p_new": "pending",
+            "p_error_code": None,
+            "p_error_message": None,
+        },
+    )
     assert moved.status is ChunkStatus.PENDING
 
 
 async def test_update_status_to_failed_sends_the_error_and_refreshes_the_document(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
-    router.get(f"{REST}/document_ocr_chunks").mock(return_value=rows([processing_row()]))
-    patch = router.patch(f"{REST}/document_ocr_chunks").mock(
-        return_value=rows(
+    rpc(router, "ocr_get_chunk", rpc_result([processing_row()]))
+    update = rpc(
+        router,
+        "ocr_update_chunk_status",
+        rpc_result(
             [failed_row(error_code="operator_cancelled", error_message="by hand", error_retryable=None)]
-        )
+        ),
     )
     refresh = rpc(router, "ocr_refresh_document_status", rpc_result("failed"))
     moved = await service.update_status(
         CHUNK_ID, "failed", error_code="operator_cancelled", error_message="by hand"
     )
-    assert json.loads(sent(patch).content) == {
-        "status": "failed",
-        "error_code": "operator_cancelled",
-        "error_message": "by hand",
-    }
-    assert query(sent(patch)) == [("id", f"eq.{CHUNK_ID}"), ("status", "eq.processing")]
+    assert_rpc(
+        update,
+        "ocr_update_chunk_status",
+        {
+            "p_chunk_id": str(CHUNK_ID),
+            "p_expected": "processing",
+            "p_new": "failed",
+            "p_error_code": "operator_cancelled",
+            "p_error_message": "by hand",
+        },
+    )
     assert_rpc(refresh, "ocr_refresh_document_status", {"p_document_id": str(DOCUMENT_ID)})
     assert moved.error_code == "operator_cancelled"
 
@@ -600,29 +595,29 @@ async def test_update_status_to_failed_sends_the_error_and_refreshes_the_documen
 async def test_trigger_refusal_is_an_invalid_status_transition(
     router: respx.MockRouter, repository: SupabaseChunkRepository
 ) -> None:
-    patch = router.patch(f"{REST}/document_ocr_chunks").mock(return_value=INVALID_TRANSITION)
+    route = rpc(router, "ocr_update_chunk_status", INVALID_TRANSITION)
     with pytest.raises(InvalidStatusTransitionError) as raised:
         await repository.update_status(CHUNK_ID, ChunkStatus.PENDING, ChunkStatus.COMPLETED)
     assert raised.value.context["sqlstate"] == "OC001"
     assert raised.value.retryable is False
-    assert query(sent(patch)) == [("id", f"eq.{CHUNK_ID}"), ("status", "eq.pending")]
+    assert json.loads(sent(route).content)["p_expected"] == "pending"
 
 
 async def test_update_status_that_lost_the_race_reports_the_current_status(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
-    reads = router.get(f"{REST}/document_ocr_chunks").mock(
-        side_effect=[rows([failed_row()]), rows([failed_row(status="pending")])]
+    reads = router.post(f"{REST}/rpc/ocr_get_chunk").mock(
+        side_effect=[rpc_result([failed_row()]), rpc_result([failed_row(status="pending")])]
     )
-    # the PATCH matched no row: another caller moved the chunk between the read and the write
-    router.patch(f"{REST}/document_ocr_chunks").mock(return_value=rows([], content_range="*/*"))
+    # no row: another caller moved the chunk between the read and the write
+    rpc(router, "ocr_update_chunk_status", rpc_result([]))
     with pytest.raises(InvalidStatusTransitionError) as raised:
         await service.update_status(CHUNK_ID, ChunkStatus.PENDING)
     assert raised.value.context["current"] is ChunkStatus.PENDING
     assert reads.call_count == 2
 
 
-async def test_update_result_patches_processing_or_completed_rows_only(
+async def test_update_result_sets_processing_or_completed_rows_only(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
     completed = processing_row(
@@ -631,17 +626,18 @@ async def test_update_result_patches_processing_or_completed_rows_only(
         result_checksum=RESULT_SHA,
         processing_completed_at=FINISHED,
     )
-    patch = router.patch(f"{REST}/document_ocr_chunks").mock(
-        side_effect=[rows([completed]), rows([], content_range="*/*")]
+    route = router.post(f"{REST}/rpc/ocr_set_chunk_result").mock(
+        side_effect=[rpc_result([completed]), rpc_result([])]
     )
     updated = await service.update_result(CHUNK_ID, RESULT_PATH, RESULT_SHA)
-    request = sent(patch)
-    assert_service_role(request, prefer="return=representation")
-    assert query(request) == [("id", f"eq.{CHUNK_ID}"), ("status", "in.(processing,completed)")]
-    assert json.loads(request.content) == {"result_storage_path": RESULT_PATH, "result_checksum": RESULT_SHA}
+    assert_rpc(
+        route,
+        "ocr_set_chunk_result",
+        {"p_chunk_id": str(CHUNK_ID), "p_result_storage_path": RESULT_PATH, "p_result_checksum": RESULT_SHA},
+    )
     assert updated.result_checksum == RESULT_SHA
 
-    router.get(f"{REST}/document_ocr_chunks").mock(return_value=rows([chunk_row()]))
+    rpc(router, "ocr_get_chunk", rpc_result([chunk_row()]))
     with pytest.raises(InvalidStatusTransitionError) as raised:
         await service.update_result(CHUNK_ID, RESULT_PATH, RESULT_SHA)
     assert raised.value.context["current"] is ChunkStatus.PENDING
@@ -989,21 +985,21 @@ async def test_schema_and_key_errors_are_not_retryable(
 async def test_transport_failures_are_retryable_and_not_retried_inside(
     router: respx.MockRouter, service: OCRChunkService, failure: httpx.TransportError
 ) -> None:
-    route = router.get(f"{REST}/document_ocr_chunks").mock(side_effect=failure)
+    route = router.post(f"{REST}/rpc/ocr_get_chunk").mock(side_effect=failure)
     with pytest.raises(RepositoryUnavailableError) as raised:
         await service.get_chunk(CHUNK_ID)
     assert raised.value.retryable is True
-    # postgrest-py would otherwise sleep and resend a GET; the caller decides about retrying
+    # postgrest-py would otherwise sleep and send it again; the caller decides about retrying
     assert route.call_count == 1
 
 
 async def test_a_503_on_a_read_is_not_retried_inside(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
-    route = router.get(f"{REST}/documents").mock(
-        return_value=pgrst_error(
-            503, "PGRST002", "Could not query the database for the schema cache. Retrying."
-        )
+    route = rpc(
+        router,
+        "ocr_get_document",
+        pgrst_error(503, "PGRST002", "Could not query the database for the schema cache. Retrying."),
     )
     with pytest.raises(RepositoryUnavailableError):
         await service.get_document(DOCUMENT_ID)
@@ -1045,7 +1041,7 @@ async def test_ping_reads_one_id_and_fails_when_unreachable(
     await repository.ping()
     request = sent(route)
     assert_service_role(request)
-    assert query(request) == [("select", "id"), ("limit", "1")]
+    assert request.url.params.multi_items() == [("select", "id"), ("limit", "1")]
     with pytest.raises(RepositoryUnavailableError):
         await repository.ping()
 
@@ -1057,8 +1053,8 @@ async def test_an_injected_client_gets_the_same_translation_and_is_closed(router
         SERVICE_ROLE_KEY,
         AsyncClientOptions(auto_refresh_token=False, persist_session=False, httpx_client=http),
     )
-    repository = SupabaseChunkRepository(client)
-    SupabaseChunkRepository(client)  # a second repository on the same client adds no second hook
+    repository = SupabaseChunkRepository(PostgrestConnector(client))
+    PostgrestConnector(client)  # a second connector on the same client adds no second hook
     assert len(http.event_hooks["response"]) == 1
     route = rpc(router, "ocr_claim_next_chunk", KONG_502)
     with pytest.raises(RepositoryUnavailableError):
@@ -1069,7 +1065,7 @@ async def test_an_injected_client_gets_the_same_translation_and_is_closed(router
 
 
 async def test_close_closes_the_connection_pool(repository: SupabaseChunkRepository) -> None:
-    session = repository._client.postgrest.session
+    session = repository.connector._client.postgrest.session
     assert not session.is_closed
     await repository.close()
     assert session.is_closed

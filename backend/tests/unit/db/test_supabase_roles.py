@@ -126,7 +126,7 @@ async def test_get_document_for_writer(
     answer: str | None,
     error: type[Exception] | None,
 ) -> None:
-    router.get(f"{REST}/documents").mock(return_value=rows([document_row()]))
+    rpc(router, "ocr_get_document", rpc_result([document_row()]))
     route = rpc(router, "ocr_user_matter_role", rpc_result(answer))
     if error is None:
         assert (await service.get_document_for_writer(DOCUMENT_ID, USER_ID)).id == DOCUMENT_ID
@@ -145,6 +145,6 @@ async def test_a_missing_document_is_404_before_any_role_is_asked(
     router: respx.MockRouter,  # noqa: F811
     service: OCRChunkService,  # noqa: F811
 ) -> None:
-    router.get(f"{REST}/documents").mock(return_value=rows([]))
+    rpc(router, "ocr_get_document", rpc_result([]))
     with pytest.raises(DocumentNotFoundError):
         await service.get_document_for_writer(DOCUMENT_ID, USER_ID)

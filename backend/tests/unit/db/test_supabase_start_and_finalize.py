@@ -46,7 +46,7 @@ async def test_start_document_sends_one_rpc_and_a_second_start_is_refused(
     router: respx.MockRouter,  # noqa: F811
     service: OCRChunkService,  # noqa: F811
 ) -> None:
-    router.get(f"{REST}/documents").mock(return_value=rows([document_row()]))
+    rpc(router, "ocr_get_document", rpc_result([document_row()]))
     route = rpc(
         router,
         "ocr_start_document",
