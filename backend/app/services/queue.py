@@ -118,10 +118,12 @@ class ArqJobQueue:
     async def rescue_finalize(self, document_id: UUID, generation: int) -> bool:
         """The same for a finalize job (finalize is idempotent, so a duplicate is harmless)."""
         return await self._rescue(
-            FINALIZE_DOCUMENT_JOB, finalize_job_id(document_id), document_id, generation
+            FINALIZE_DOCUMENT_JOB, finalize_job_id(document_id), document_id, generation, **_ahead_of_chunks()
         )
 
-    async def _rescue(self, function: str, job_id: str, target: UUID, generation: int) -> bool:
+    async def _rescue(
+        self, function: str, job_id: str, target: UUID, generation: int, **options: Any
+    ) -> bool:
         # arq leaves a running job in the queue's sorted set until it ends, so "in progress"
         # must be asked first; "queued and not in progress" is a job that will still run.
         async with translated_redis_errors():
@@ -129,9 +131,8 @@ class ArqJobQueue:
                 job_id = f"{job_id}:rescue-{generation}"  # held by a worker that is gone
             elif await self.redis.zscore(QUEUE_NAME, job_id) is not None:
                 return False
-            ahead = _ahead_of_chunks() if function == FINALIZE_DOCUMENT_JOB else {}
             job = await self.redis.enqueue_job(
-                function, str(target), _job_id=job_id, _queue_name=QUEUE_NAME, **ahead
+                function, str(target), _job_id=job_id, _queue_name=QUEUE_NAME, **options
             )
         return job is not None
 

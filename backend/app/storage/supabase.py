@@ -40,7 +40,8 @@ def _status(error: StorageApiError) -> int:
 
 
 class SupabaseBlobStore:
-    def __init__(self, client: AsyncClient, bucket: str, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, client: AsyncClient, bucket: str, http: httpx.AsyncClient) -> None:
+        """`http` is the client's own HTTP client (connect builds both): get_file streams through it."""
         self._client = client
         self.bucket = bucket
         self._http = http
@@ -57,8 +58,7 @@ class SupabaseBlobStore:
         return f"Supabase Storage bucket {self.bucket}, object {path}"
 
     async def close(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
+        await self._http.aclose()
 
     @asynccontextmanager
     async def _translated(self, path: str) -> AsyncIterator[None]:
@@ -98,9 +98,8 @@ class SupabaseBlobStore:
         """Streamed from Storage's object endpoint straight to dest, hashed on the way."""
         url = f"{self._client.storage_url}object/{self.bucket}/{quote(path)}"
         digest, size = hashlib.sha256(), 0
-        http = self._http or httpx.AsyncClient()
         try:
-            async with http.stream("GET", url, headers=self._client.options.headers) as response:
+            async with self._http.stream("GET", url, headers=self._client.options.headers) as response:
                 if response.status_code != 200:
                     raise _response_error(path, response.status_code, await response.aread())
                 with dest.open("wb") as out:
@@ -113,9 +112,6 @@ class SupabaseBlobStore:
             raise StorageError(f"Supabase Storage unreachable ({path}): {exc}", path=path) from exc
         except OSError as exc:
             raise StorageError(f"cannot write {dest.name}: {exc.strerror}", path=path) from exc
-        finally:
-            if http is not self._http:
-                await http.aclose()
         return StoredObject(path=path, sha256=digest.hexdigest(), size=size)
 
     async def exists(self, path: str) -> bool:
