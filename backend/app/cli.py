@@ -195,8 +195,8 @@ async def _result(settings: Settings, args: argparse.Namespace) -> int:
 async def _retry(settings: Settings, args: argparse.Namespace) -> int:
     from app.local.documents import retry
 
-    document_id, retried = await retry(settings, args.document_id)
-    print(f"{retried} chunk(s) of {document_id} queued again")
+    retried = await retry(settings, args.document_id)
+    print(f"{len(retried.chunks)} chunk(s) of {retried.document_id} queued again")
     return 0
 
 
@@ -215,7 +215,7 @@ async def _dev_user(settings: Settings, args: argparse.Namespace) -> int:
     refuse_in_production(settings, "dev-user")
     stack = await open_stack(settings)
     try:
-        matter_id = await stack.service.get_or_create_matter(args.matter)
+        matter_id = await stack.documents.matter_named(args.matter)
         user = await create_dev_user(
             with_dev_secret(stack.settings),
             email=args.email,

@@ -23,8 +23,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         config = settings or get_settings()
         configure_logging(config.log_level)
         core = await open_queued_core(config)
-        app.state.settings, app.state.service, app.state.store = config, core.service, core.store
-        app.state.redis, app.state.queue = core.redis, core.queue
+        app.state.settings, app.state.core, app.state.documents = config, core, core.documents
         app.state.upload_slots = UploadSlots(config.max_concurrent_uploads)
         try:
             yield

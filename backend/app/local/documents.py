@@ -1,4 +1,8 @@
-"""`chunk-ocr submit | status | result | retry`: one document at a time, on the local stack."""
+"""`chunk-ocr submit | status | result | retry`: one document at a time, on the local stack.
+
+Each command opens the stack, calls the documents service (app.services.documents)
+once, closes the stack and presents what came back.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +17,7 @@ from uuid import UUID
 from app.api.schemas import ProgressView
 from app.core.config import Settings
 from app.local.stack import cli_matter, open_stack
-from app.models.document import Document, DocumentStatus
-from app.services.merge import document_result
-from app.services.planner import start_document
-from app.services.recovery import retry_failed
+from app.services.documents import DocumentStatusReport, Retried
 
 
 async def submit(
@@ -24,14 +25,9 @@ async def submit(
 ) -> UUID:
     stack = await open_stack(settings)
     try:
-        started = await start_document(
-            stack.service,
-            stack.store,
-            stack.queue,
-            pdf,
-            matter_id=await cli_matter(stack, matter),
-            engine=engine,
-            chunk_pages=chunk_pages,
+        documents = stack.documents
+        started = await documents.submit(
+            pdf, matter_id=await cli_matter(stack, matter), engine=engine, chunk_pages=chunk_pages
         )
     finally:
         await stack.close()
@@ -41,20 +37,22 @@ async def submit(
 async def status(settings: Settings, document_id: str, *, as_json: bool) -> None:
     stack = await open_stack(settings)
     try:
-        document = await stack.service.get_document(document_id)
-        progress = await stack.service.get_chunk_progress(document.id)
-        failed = await stack.service.get_failed_chunks(document.id)
-        location = _result_location(stack.store.location, document)
+        report = await stack.documents.status(document_id)
     finally:
         await stack.close()
-    view = ProgressView.of(document, progress, datetime.now(UTC))
+    _print_status(report, as_json=as_json)
+
+
+def _print_status(report: DocumentStatusReport, *, as_json: bool) -> None:
+    document = report.document
+    view = ProgressView.of(document, report.progress, datetime.now(UTC))
     if as_json:
         body: dict[str, Any] = {
             "document": document.model_dump(mode="json", by_alias=True),
             # the body GET /documents/{id}/ocr/progress returns
             "progress": view.model_dump(mode="json", by_alias=True),
-            "failedChunks": [c.model_dump(mode="json", by_alias=True) for c in failed],
-            "resultLocation": location,
+            "failedChunks": [c.model_dump(mode="json", by_alias=True) for c in report.failed_chunks],
+            "resultLocation": report.result_location,
         }
         print(json.dumps(body, indent=2))
         return
@@ -64,19 +62,13 @@ async def status(settings: Settings, document_id: str, *, as_json: bool) -> None
         f"({view.percent:.1f}%){eta}, chunks: {view.completed} completed, {view.processing} processing, "
         f"{view.pending} pending, {view.failed} failed"
     )
-    for chunk in failed:
+    for chunk in report.failed_chunks:
         print(
             f"  chunk {chunk.chunk_index} (pages {chunk.page_start}-{chunk.page_end}): "
             f"{chunk.error_code}: {chunk.error_message}"
         )
-    if location is not None:
-        print(f"  result: {location} (`chunk-ocr result {document.id}` prints it, verified)")
-
-
-def _result_location(location: Any, document: Document) -> str | None:
-    if document.ocr_status is not DocumentStatus.COMPLETED or not document.result_storage_path:
-        return None
-    return str(location(document.result_storage_path))
+    if report.result_location is not None:
+        print(f"  result: {report.result_location} (`chunk-ocr result {document.id}` prints it, verified)")
 
 
 async def result(settings: Settings, document_id: str, *, out_dir: Path | None, fmt: str) -> None:
@@ -84,9 +76,8 @@ async def result(settings: Settings, document_id: str, *, out_dir: Path | None, 
     out_dir as <name>.txt / <name>.json; verified against its checksum, rebuilt if it was lost."""
     stack = await open_stack(settings)
     try:
-        document = await stack.service.get_document(document_id)
         # not completed: ResultPendingError (retryable, exit 1) or ResultNotReadyError (failed, exit 2)
-        merged = await document_result(stack.service, stack.store, stack.queue, document)
+        document, merged = await stack.documents.result_of(document_id)
     finally:
         await stack.close()
     data = merged.text().encode("utf-8") if fmt == "txt" else merged.to_bytes()
@@ -106,11 +97,9 @@ def output_stem(filename: str, document_id: UUID) -> str:
     return stem if stem and stem not in (".", "..") else str(document_id)
 
 
-async def retry(settings: Settings, document_id: str) -> tuple[UUID, int]:
+async def retry(settings: Settings, document_id: str) -> Retried:
     stack = await open_stack(settings)
     try:
-        document = await stack.service.get_document(document_id)
-        retried = await retry_failed(stack.service, stack.queue, document.id, force=True)
+        return await stack.documents.retry(document_id)
     finally:
         await stack.close()
-    return document.id, len(retried)

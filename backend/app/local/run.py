@@ -17,8 +17,7 @@ from app.core.errors import InvalidInputError, OCRError
 from app.local.stack import LocalStack, cli_matter
 from app.local.workers import WorkerProcesses
 from app.models.document import Document, DocumentStatus
-from app.services.merge import document_result
-from app.services.planner import StartedDocument, start_document
+from app.services.planner import StartedDocument
 
 
 @dataclass
@@ -88,10 +87,7 @@ async def _run(
     for pdf in pdfs:
         t0 = t_start if not started else time.perf_counter()
         try:
-            doc = await start_document(
-                stack.service,
-                stack.store,
-                stack.queue,
+            doc = await stack.documents.submit(
                 pdf,
                 matter_id=matter,
                 engine=engine,
@@ -124,7 +120,7 @@ async def _run(
             "pages_per_second": round(document.page_count / seconds, 3) if seconds else None,
         }
         if document.ocr_status is DocumentStatus.COMPLETED:
-            merged = await document_result(stack.service, stack.store, stack.queue, document)
+            merged = await stack.documents.result(document)
             txt, js = out_dir / f"{pdf.stem}.txt", out_dir / f"{pdf.stem}.json"
             await asyncio.to_thread(txt.write_text, merged.text(), encoding="utf-8")
             await asyncio.to_thread(js.write_bytes, merged.to_bytes())
@@ -163,13 +159,11 @@ async def _wait(
             pages = chunks = 0
             for d in docs:
                 doc_id = d.document.id
-                if doc_id not in finished:
-                    document = await stack.service.get_document(doc_id)
-                    if document.ocr_status in (DocumentStatus.COMPLETED, DocumentStatus.FAILED):
-                        finished[doc_id] = document
-                p = await stack.service.get_chunk_progress(doc_id)
-                pages += p.pages_completed
-                chunks += p.completed
+                report = await stack.documents.status(doc_id, with_failed=False)
+                if report.finished:
+                    finished.setdefault(doc_id, report.document)
+                pages += report.progress.pages_completed
+                chunks += report.progress.completed
             progress.update(task, completed=pages, chunks=f"{chunks}/{total_chunks}")
             if processes.alive() == 0 and len(finished) < len(docs):
                 raise OCRError("every worker process exited before the documents finished")

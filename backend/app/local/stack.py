@@ -110,4 +110,4 @@ async def cli_matter(stack: LocalStack, matter_id: UUID | None) -> UUID:
     """The matter documents from the command line belong to: given, or one shared CLI matter."""
     if matter_id is not None:
         return matter_id
-    return await stack.service.get_or_create_matter(CLI_MATTER_NAME)
+    return await stack.documents.matter_named(CLI_MATTER_NAME)

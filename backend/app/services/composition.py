@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from arq.connections import ArqRedis
 
 from app.core.config import Settings
+from app.core.errors import OCRError
 from app.db.repository import ChunkRepository
+from app.services.documents import Documents
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
 from app.services.queue import ArqJobQueue, connect_redis
 from app.storage.base import BlobStore
@@ -46,6 +48,26 @@ class QueuedCore(Core):
 
     redis: ArqRedis
     queue: ArqJobQueue
+
+    @property
+    def documents(self) -> Documents:
+        """The documents application service on these parts (what the entry points call)."""
+        return Documents(self.service, self.store, self.queue)
+
+    async def health(self) -> dict[str, str]:
+        """Each of the database and Redis: "ok", or why not (for the API's /healthz)."""
+        checks: dict[str, str] = {}
+        try:
+            await self.service.ping()
+            checks["database"] = "ok"
+        except OCRError as exc:
+            checks["database"] = exc.code
+        try:
+            await self.redis.ping()
+            checks["redis"] = "ok"
+        except (OSError, ConnectionError, TimeoutError) as exc:
+            checks["redis"] = type(exc).__name__
+        return checks
 
 
 async def open_core(settings: Settings, *, repository: RepositoryFactory = build_repository) -> Core:

@@ -123,7 +123,7 @@ async def plan_document(
     *,
     chunk_pages: int | None = None,
     workers: int = 1,
-) -> list[DocumentOCRChunk]:
+) -> StartedDocument:
     """Plan, cut and enqueue a registered document from its stored source PDF.
 
     OCRAlreadyStartedError if its OCR has started, checked first (cheap) and
@@ -159,7 +159,7 @@ async def plan_document(
             raise
     await enqueue_next_attempts(queue, chunks)
     log.info("document_planned", document_id=str(document.id), chunks=len(chunks))
-    return chunks
+    return StartedDocument(document, chunks, info)
 
 
 async def _inspect(service: OCRChunkService, pdf_path: Path) -> PdfInfo:

@@ -15,16 +15,12 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Request, status
 from starlette.datastructures import QueryParams
 
-from app.api.deps import CurrentUser, QueueDep, ServiceDep, SettingsDep, StoreDep, require_writer
-from app.api.routes.documents import offered_engine
+from app.api.deps import CurrentUser, DocumentsDep, SettingsDep, require_writer
 from app.api.schemas import DocumentView, StartedView
 from app.api.uploads import MalformedUploadError, ReceivedUpload, UploadSlots, receive_pdf
 from app.core.config import Settings
 from app.core.filenames import display_filename
-from app.services.ocr_chunk_service import OCRChunkService
-from app.services.planner import start_document
-from app.services.queue import JobQueue
-from app.storage.base import BlobStore
+from app.services.documents import Documents
 
 router = APIRouter(tags=["documents"])
 
@@ -63,9 +59,7 @@ async def upload_into_matter(
     request: Request,
     matter_id: Annotated[str, Path(description="the matter the document belongs to")],
     user: CurrentUser,
-    service: ServiceDep,
-    store: StoreDep,
-    queue: QueueDep,
+    documents: DocumentsDep,
     settings: SettingsDep,
 ) -> StartedView:
     """Upload a PDF into a matter and (unless start=false) start its OCR.
@@ -74,8 +68,8 @@ async def upload_into_matter(
     `chunkPages`, `start`), or the PDF itself as application/pdf (options and
     `filename` as query parameters). 401, 404 and 403 come before the body is read.
     """
-    matter = await require_writer(matter_id, user, service)
-    return await _receive_and_start(request, user, matter, service, store, queue, settings)
+    matter = await require_writer(matter_id, user, documents)
+    return await _receive_and_start(request, user, matter, documents, settings)
 
 
 @router.post(
@@ -87,26 +81,22 @@ async def upload_into_matter(
 async def upload_document(
     request: Request,
     user: CurrentUser,
-    service: ServiceDep,
-    store: StoreDep,
-    queue: QueueDep,
+    documents: DocumentsDep,
     settings: SettingsDep,
 ) -> StartedView:
     """The older form of the upload, with the matter in a `matterId` form field (or query
     parameter). Send `matterId` before `file`: it is checked as soon as it arrives."""
     matter = None
     if "matterId" in request.query_params:
-        matter = await require_writer(request.query_params["matterId"], user, service)
-    return await _receive_and_start(request, user, matter, service, store, queue, settings)
+        matter = await require_writer(request.query_params["matterId"], user, documents)
+    return await _receive_and_start(request, user, matter, documents, settings)
 
 
 async def _receive_and_start(
     request: Request,
     user: UUID,
     matter: UUID | None,
-    service: OCRChunkService,
-    store: BlobStore,
-    queue: JobQueue,
+    documents: Documents,
     settings: Settings,
 ) -> StartedView:
     """Receive the body and start the document. Without a matter yet, a `matterId` form field is
@@ -116,14 +106,14 @@ async def _receive_and_start(
     async def check(name: str, value: str) -> None:
         nonlocal found
         if name == "matterId" and found is None:
-            found = await require_writer(value, user, service)
+            found = await require_writer(value, user, documents)
 
     with _slot(request), tempfile.TemporaryDirectory(prefix="chunk-ocr-upload-") as tmp:
         target = FilePath(tmp) / "upload.pdf"
         received = await receive_pdf(request, target, settings.max_upload_bytes, on_field=check)
         if found is None:
             raise MalformedUploadError("matterId: field required")
-        return await _start(received, found, request.query_params, service, store, queue, settings)
+        return await _start(received, found, request.query_params, documents, settings)
 
 
 def _slot(request: Request) -> UploadSlots:
@@ -135,30 +125,24 @@ async def _start(
     received: ReceivedUpload,
     matter: UUID,
     query: QueryParams,
-    service: OCRChunkService,
-    store: BlobStore,
-    queue: JobQueue,
+    documents: Documents,
     settings: Settings,
 ) -> StartedView:
     options = {**dict(query), **received.fields}
     unknown = set(options) - {"engine", "chunkPages", "start", "matterId", "filename"}
     if unknown:
         raise MalformedUploadError(f"unknown field {sorted(unknown)[0]!r}; an upload takes {_OPTIONS}")
-    engine = await offered_engine(queue, options.get("engine") or settings.ocr_engine)
-    started = await start_document(
-        service,
-        store,
-        queue,
+    engine = await documents.offered_engine(options.get("engine") or settings.ocr_engine)
+    started = await documents.submit(
         received.path,
         matter_id=matter,
         engine=engine,
         chunk_pages=_chunk_pages(options.get("chunkPages")),
         filename=display_filename(received.filename),
         keep_source=True,
-        plan=_flag(options.get("start", "true")),
+        start=_flag(options.get("start", "true")),
     )
-    document = await service.get_document(started.document.id)
-    return StartedView(document=DocumentView.of(document), chunks=len(started.chunks))
+    return StartedView(document=DocumentView.of(started.document), chunks=len(started.chunks))
 
 
 def _chunk_pages(value: str | None) -> int | None:
