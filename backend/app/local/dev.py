@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
 
-import asyncpg
 import jwt
 from pydantic import SecretStr
 
 from app.core.config import Environment, Settings
-from app.core.errors import ConfigurationError, RepositoryUnavailableError
+from app.core.errors import ConfigurationError
+from app.db.admin import add_member_by_email
 
 DEV_SECRET_FILE = "dev-jwt-secret"
 ROLES = ("owner", "member", "viewer")
@@ -78,32 +78,9 @@ async def create_dev_user(
             "`chunk-ocr dev-user` writes auth.users directly and needs DATABASE_URL; "
             "on a Supabase project, create users with Supabase Auth"
         )
-    assert settings.supabase_jwt_secret is not None  # with_dev_secret gave one
-    try:
-        conn = await asyncpg.connect(settings.database_url, statement_cache_size=0)
-    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-        raise RepositoryUnavailableError(f"cannot connect to the database: {exc}") from exc
-    try:
-        async with conn.transaction():
-            user_id: UUID | None = await conn.fetchval(
-                "select id from auth.users where email = $1 order by created_at limit 1", email
-            )
-            if user_id is None:
-                user_id = await conn.fetchval(
-                    "insert into auth.users (email) values ($1) returning id", email
-                )
-            await conn.execute(
-                """
-                insert into public.matter_members (matter_id, user_id, role) values ($1, $2, $3)
-                on conflict (matter_id, user_id) do update set role = excluded.role
-                """,
-                matter_id,
-                user_id,
-                role,
-            )
-    finally:
-        await conn.close()
-    assert user_id is not None
+    if settings.supabase_jwt_secret is None:  # with_dev_secret gives one outside production
+        raise ConfigurationError("SUPABASE_JWT_SECRET is not set: there is no key to sign a token with")
+    user_id = await add_member_by_email(settings.database_url, email=email, matter_id=matter_id, role=role)
     lifetime = int(hours * 3600)
     now = int(time.time())
     claims = {

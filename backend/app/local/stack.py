@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-import asyncpg
-
 from app.core.config import Environment, Settings
-from app.core.errors import ConfigurationError, RepositoryUnavailableError
+from app.core.errors import ConfigurationError
+from app.db.admin import require_schema
 from app.db.migrations import migrate
 from app.embedded import start_postgres, start_redis
 from app.local.workers import worker_env
@@ -59,7 +58,7 @@ async def resolve_services(settings: Settings) -> Services:
         updates["database_url"] = postgres.dsn
         embedded.append("PostgreSQL")
     elif settings.database_url is not None:
-        await _check_schema(settings.database_url)
+        await require_schema(settings.database_url)
     if settings.redis_url is None:
         _refuse_in_production(settings, "REDIS_URL")
         redis_server = start_redis(settings.data_dir)
@@ -91,19 +90,6 @@ async def open_stack(settings: Settings) -> LocalStack:
     return LocalStack(
         core.settings, core.service, core.store, core.exit, core.redis, core.queue, keep=services.keep
     )
-
-
-async def _check_schema(dsn: str) -> None:
-    try:
-        conn = await asyncpg.connect(dsn, statement_cache_size=0)
-    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-        raise RepositoryUnavailableError(f"cannot connect to the database: {exc}") from exc
-    try:
-        found = await conn.fetchval("select to_regclass('public.document_ocr_chunks')")
-    finally:
-        await conn.close()
-    if found is None:
-        raise ConfigurationError("the database has no chunk-ocr schema; run `chunk-ocr db migrate` first")
 
 
 async def cli_matter(stack: LocalStack, matter_id: UUID | None) -> UUID:

@@ -1,0 +1,51 @@
+"""The operator's direct-connection commands: the schema check and the local user's membership."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+
+from app.core.errors import ConfigurationError, RepositoryUnavailableError
+from app.db.admin import add_member_by_email, require_schema
+from tests.conftest import with_database
+from tests.factories import make_matter
+
+
+@pytest.fixture
+async def unmigrated_database(postgres_server_dsn: str) -> AsyncIterator[str]:
+    name = f"chunk_ocr_unmigrated_{uuid.uuid4().hex[:12]}"
+    conn = await asyncpg.connect(postgres_server_dsn)
+    await conn.execute(f'create database "{name}"')
+    try:
+        yield with_database(postgres_server_dsn, name)
+    finally:
+        await conn.execute(f'drop database if exists "{name}" with (force)')
+        await conn.close()
+
+
+async def test_require_schema(database_url: str, unmigrated_database: str) -> None:
+    await require_schema(database_url)  # migrated: nothing to say
+    with pytest.raises(ConfigurationError, match="chunk-ocr db migrate"):
+        await require_schema(unmigrated_database)
+
+
+async def test_require_schema_of_a_server_that_does_not_answer() -> None:
+    with pytest.raises(RepositoryUnavailableError) as caught:
+        await require_schema("postgresql://postgres@127.0.0.1:1/postgres")
+    assert caught.value.retryable
+
+
+async def test_add_member_by_email_creates_once_and_sets_the_role(
+    database_url: str, pool: asyncpg.Pool
+) -> None:
+    matter = await make_matter(pool)
+    email = f"dev-{uuid.uuid4().hex[:8]}@example.com"
+    first = await add_member_by_email(database_url, email=email, matter_id=matter, role="viewer")
+    again = await add_member_by_email(database_url, email=email, matter_id=matter, role="owner")
+    assert first == again
+    assert await pool.fetchval("select count(*) from auth.users where email = $1", email) == 1
+    rows = await pool.fetch("select user_id, role from public.matter_members where matter_id = $1", matter)
+    assert [(r["user_id"], r["role"]) for r in rows] == [(first, "owner")]
