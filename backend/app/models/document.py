@@ -9,7 +9,8 @@ from uuid import UUID
 
 from pydantic import ConfigDict, Field
 
-from app.models.ocr_chunk import CamelModel, Sha256Hex
+from app.models.limits import STORAGE_PATH_MAX, EngineName, Filename, Sha256Hex, WorkerId
+from app.models.ocr_chunk import CamelModel
 
 
 class DocumentStatus(StrEnum):
@@ -21,11 +22,11 @@ class DocumentStatus(StrEnum):
 
 class DocumentCreate(CamelModel):
     matter_id: UUID
-    filename: Annotated[str, Field(min_length=1, max_length=1024)]
-    source_path: Annotated[str, Field(max_length=1024)] | None = None
+    filename: Filename
+    source_path: Annotated[str, Field(max_length=STORAGE_PATH_MAX)] | None = None  # may be empty
     page_count: Annotated[int, Field(ge=1)]
     file_sha256: Sha256Hex
-    engine: Annotated[str, Field(min_length=1, max_length=64)] = "auto"
+    engine: EngineName = "auto"
     id: UUID | None = None
 
 
@@ -69,5 +70,5 @@ class FinalizeLease(CamelModel):
     """The fencing token of one merge: heartbeat, complete and release must present it."""
 
     document_id: UUID
-    worker_id: Annotated[str, Field(min_length=1, max_length=200)]
+    worker_id: WorkerId
     attempt: Annotated[int, Field(ge=1)]

@@ -15,6 +15,8 @@ from uuid import UUID
 from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from app.models.limits import ErrorCodeText, ErrorMessageText, PageNumber, Sha256Hex, StoragePath, WorkerId
+
 
 class ChunkStatus(StrEnum):
     PENDING = "pending"  # waiting for a worker; claimable once next_attempt_at has passed
@@ -52,11 +54,6 @@ class CamelModel(BaseModel):
     )
 
 
-PageNumber = Annotated[int, Field(ge=1, le=1_000_000)]
-Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-StoragePath = Annotated[str, Field(min_length=1, max_length=1024)]
-
-
 class ChunkRange(CamelModel):
     """One planned chunk: an index and an inclusive 1-based page range."""
 
@@ -88,8 +85,8 @@ class DocumentOCRChunkUpdate(CamelModel):
     """A status change requested through update_status."""
 
     status: ChunkStatus
-    error_code: Annotated[str, Field(min_length=1, max_length=100)] | None = None
-    error_message: Annotated[str, Field(max_length=4000)] | None = None
+    error_code: ErrorCodeText | None = None
+    error_message: ErrorMessageText | None = None
 
 
 class DocumentOCRChunk(CamelModel):
@@ -141,7 +138,7 @@ class ChunkLease(CamelModel):
     """The fencing token of one attempt: heartbeat, complete and fail must present it."""
 
     chunk_id: UUID
-    worker_id: Annotated[str, Field(min_length=1, max_length=200)]
+    worker_id: WorkerId
     attempt: Annotated[int, Field(ge=1)]
 
 

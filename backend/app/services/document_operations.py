@@ -9,25 +9,30 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from pydantic import TypeAdapter
+
 from app.core.config import Settings
 from app.core.errors import (
     DocumentNotFoundError,
     ForbiddenError,
-    InvalidInputError,
     MatterNotFoundError,
 )
 from app.db.repository import ChunkRepository
 from app.models.document import Document, DocumentCreate, DocumentStatus, FinalizeLease
+from app.models.limits import MATTER_NAME_MAX, MatterName
 from app.models.ocr_chunk import ChunkProgress
 from app.models.roles import MatterRole
 from app.services.validation import (
     IdLike,
     as_uuid,
+    checked,
     finalize_lease_lost,
     result_fields,
     validated,
     worker_id_of,
 )
+
+_MATTER_NAME = TypeAdapter(MatterName)
 
 
 class DocumentOperations:
@@ -103,9 +108,9 @@ class DocumentOperations:
         return found
 
     async def get_or_create_matter(self, name: str) -> UUID:
-        if not name or len(name) > 500:
-            raise InvalidInputError("a matter name must be 1 to 500 characters")
-        return await self.repository.get_or_create_matter(name)
+        return await self.repository.get_or_create_matter(
+            checked(_MATTER_NAME, name, "a matter name", f"1 to {MATTER_NAME_MAX} characters")
+        )
 
     async def refresh_document_status(self, document_id: IdLike) -> DocumentStatus | None:
         """Recompute the document's status from its chunks (failed once nothing can move)."""

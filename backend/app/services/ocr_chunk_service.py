@@ -21,6 +21,7 @@ from app.core.errors import (
 )
 from app.core.logging import get_logger
 from app.db.repository import ChunkRepository
+from app.models.limits import ERROR_MESSAGE_MAX
 from app.models.ocr_chunk import (
     ChunkLease,
     ChunkProgress,
@@ -36,6 +37,7 @@ from app.services.validation import (
     IdLike,
     as_uuid,
     check_ranges,
+    error_code_of,
     lease_lost,
     result_fields,
     validated,
@@ -260,14 +262,12 @@ class OCRChunkService(DocumentOperations):
         error_message: str,
         retryable: bool,
     ) -> DocumentOCRChunk:
-        if not error_code or len(error_code) > 100:
-            raise InvalidInputError("error_code must be 1 to 100 characters")
         failed = await self.repository.fail(
             lease.chunk_id,
             lease.worker_id,
             lease.attempt,
-            error_code,
-            error_message[:4000],
+            error_code_of(error_code),
+            error_message[:ERROR_MESSAGE_MAX],
             retryable,
         )
         if failed is None:

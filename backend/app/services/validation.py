@@ -11,10 +11,19 @@ from collections.abc import Sequence
 from typing import TypeVar
 from uuid import UUID
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from app.core.errors import DuplicateChunkError, InvalidInputError, LeaseLostError
 from app.models.document import Document, FinalizeLease
+from app.models.limits import (
+    ERROR_CODE_MAX,
+    STORAGE_PATH_MAX,
+    WORKER_ID_MAX,
+    ErrorCodeText,
+    Sha256Hex,
+    StoragePath,
+    WorkerId,
+)
 from app.models.ocr_chunk import ChunkLease, ChunkRange
 
 IdLike = UUID | str
@@ -31,6 +40,7 @@ def as_uuid(value: IdLike, what: str = "id") -> UUID:
 
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def validated(model: type[M], value: object) -> M:
@@ -44,10 +54,28 @@ def validated(model: type[M], value: object) -> M:
         raise InvalidInputError(f"invalid {where}: {first['msg']}") from None
 
 
+def checked(kind: TypeAdapter[T], value: object, what: str, rule: str) -> T:
+    """value as the field type kind (app.models.limits), or InvalidInputError naming the rule."""
+    try:
+        return kind.validate_python(value, strict=True)
+    except ValidationError:
+        raise InvalidInputError(f"{what} must be {rule}") from None
+
+
+_WORKER_ID = TypeAdapter(WorkerId)
+_STORAGE_PATH = TypeAdapter(StoragePath)
+_SHA256 = TypeAdapter(Sha256Hex)
+_ERROR_CODE = TypeAdapter(ErrorCodeText)
+
+
 def worker_id_of(worker_id: str) -> str:
-    if not isinstance(worker_id, str) or not worker_id.strip() or len(worker_id) > 200:
-        raise InvalidInputError("worker_id must be a non-empty string of at most 200 characters")
-    return worker_id
+    return checked(
+        _WORKER_ID, worker_id, "worker_id", f"a non-empty string of at most {WORKER_ID_MAX} characters"
+    )
+
+
+def error_code_of(error_code: str) -> str:
+    return checked(_ERROR_CODE, error_code, "error_code", f"1 to {ERROR_CODE_MAX} characters")
 
 
 def lease_lost(lease: ChunkLease) -> LeaseLostError:
@@ -70,15 +98,10 @@ def finalize_lease_lost(lease: FinalizeLease) -> LeaseLostError:
 
 
 def result_fields(path: str, checksum: str) -> tuple[str, str]:
-    if not isinstance(path, str) or not path or len(path) > 1024:
-        raise InvalidInputError("result_storage_path must be 1 to 1024 characters")
-    if (
-        not isinstance(checksum, str)
-        or len(checksum) != 64
-        or any(c not in "0123456789abcdef" for c in checksum)
-    ):
-        raise InvalidInputError("result_checksum must be a lowercase SHA-256 hex digest")
-    return path, checksum
+    return (
+        checked(_STORAGE_PATH, path, "result_storage_path", f"1 to {STORAGE_PATH_MAX} characters"),
+        checked(_SHA256, checksum, "result_checksum", "a lowercase SHA-256 hex digest"),
+    )
 
 
 def check_ranges(document: Document, ranges: Sequence[ChunkRange]) -> None:
