@@ -192,27 +192,6 @@ class ChunkRepository:
     async def get_document(self, document_id: UUID) -> Document | None:
         return await self._row("ocr_get_document", {"p_document_id": document_id}, Document)
 
-    async def set_document_status(
-        self,
-        document_id: UUID,
-        status: DocumentStatus,
-        *,
-        result_storage_path: str | None = None,
-        result_checksum: str | None = None,
-        error_message: str | None = None,
-    ) -> Document | None:
-        return await self._row(
-            "ocr_set_document_status",
-            {
-                "p_document_id": document_id,
-                "p_ocr_status": status.value,
-                "p_result_storage_path": result_storage_path,
-                "p_result_checksum": result_checksum,
-                "p_error_message": error_message,
-            },
-            Document,
-        )
-
     async def refresh_document_status(self, document_id: UUID) -> DocumentStatus | None:
         value = await self.connector.value("ocr_refresh_document_status", {"p_document_id": document_id})
         if value is None:  # no such document
@@ -391,26 +370,6 @@ class ChunkRepository:
     async def heartbeat(self, chunk_id: UUID, worker_id: str, attempt: int) -> bool:
         return await self._flag(
             "ocr_heartbeat_chunk", {"p_chunk_id": chunk_id, "p_worker_id": worker_id, "p_attempt": attempt}
-        )
-
-    async def record_result(
-        self,
-        chunk_id: UUID,
-        worker_id: str,
-        attempt: int,
-        result_storage_path: str,
-        result_checksum: str,
-    ) -> bool:
-        """Record the current attempt's stored result before completing; False if the lease is lost."""
-        return await self._flag(
-            "ocr_record_chunk_result",
-            {
-                "p_chunk_id": chunk_id,
-                "p_worker_id": worker_id,
-                "p_attempt": attempt,
-                "p_result_storage_path": result_storage_path,
-                "p_result_checksum": result_checksum,
-            },
         )
 
     async def complete(

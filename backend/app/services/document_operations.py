@@ -51,23 +51,12 @@ class DocumentOperations:
             raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
         return document
 
-    async def check_matter_access(self, matter_id: IdLike, user_id: UUID) -> UUID:
-        """The matter id if the user belongs to it; MatterNotFoundError otherwise (no hint it exists)."""
-        mid = as_uuid(matter_id, "matter_id")
-        if not await self.repository.is_matter_member(mid, user_id):
-            raise MatterNotFoundError(f"matter {mid} not found", matter_id=mid)
-        return mid
-
     async def get_document_for_user(self, document_id: IdLike, user_id: UUID) -> Document:
         """The document if the user belongs to its matter, else DocumentNotFoundError (ids do not leak)."""
         document = await self.get_document(document_id)
         if not await self.repository.is_matter_member(document.matter_id, user_id):
             raise DocumentNotFoundError(f"document {document.id} not found", document_id=document.id)
         return document
-
-    async def get_member_role(self, matter_id: IdLike, user_id: UUID) -> MatterRole | None:
-        """The user's role in the matter (owner, member, viewer), None when not a member."""
-        return await self.repository.member_role(as_uuid(matter_id, "matter_id"), user_id)
 
     async def check_matter_write_access(self, matter_id: IdLike, user_id: UUID) -> UUID:
         """The matter id if the user may act in it (upload, start, retry).
@@ -154,27 +143,6 @@ class DocumentOperations:
         return await self.repository.release_finalize(
             lease.document_id, lease.worker_id, lease.attempt, failed_message
         )
-
-    async def set_document_status(
-        self,
-        document_id: IdLike,
-        status: DocumentStatus,
-        *,
-        result_storage_path: str | None = None,
-        result_checksum: str | None = None,
-        error_message: str | None = None,
-    ) -> Document:
-        doc_id = as_uuid(document_id, "document_id")
-        document = await self.repository.set_document_status(
-            doc_id,
-            status,
-            result_storage_path=result_storage_path,
-            result_checksum=result_checksum,
-            error_message=error_message,
-        )
-        if document is None:
-            raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
-        return document
 
 
 def _forbidden(role: MatterRole, **context: object) -> ForbiddenError:

@@ -235,16 +235,6 @@ class OCRChunkService(DocumentOperations):
         """Extend the lease; False means it is lost and the worker must stop and write nothing."""
         return await self.repository.heartbeat(lease.chunk_id, lease.worker_id, lease.attempt)
 
-    async def record_chunk_result(
-        self, lease: ChunkLease, result_storage_path: str, result_checksum: str
-    ) -> None:
-        """Remember the uploaded result under the lease, so a crash before complete loses no OCR."""
-        path, checksum = result_fields(result_storage_path, result_checksum)
-        if not await self.repository.record_result(
-            lease.chunk_id, lease.worker_id, lease.attempt, path, checksum
-        ):
-            raise lease_lost(lease)
-
     async def complete_chunk(
         self, lease: ChunkLease, result_storage_path: str, result_checksum: str
     ) -> DocumentOCRChunk:

@@ -47,9 +47,9 @@ async def test_roles_and_decisions(
     document = await make_document(pool, matter, 3)
 
     for role, user in users.items():
-        assert await chosen.get_member_role(matter, user) is MatterRole(role)
-    assert await chosen.get_member_role(matter, default) is MatterRole.MEMBER
-    assert await chosen.get_member_role(matter, outsider) is None
+        assert await chosen.repository.member_role(matter, user) is MatterRole(role)
+    assert await chosen.repository.member_role(matter, default) is MatterRole.MEMBER
+    assert await chosen.repository.member_role(matter, outsider) is None
 
     for user in (users["owner"], users["member"], default):
         assert await chosen.check_matter_write_access(matter, user) == matter

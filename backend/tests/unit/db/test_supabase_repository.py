@@ -345,42 +345,6 @@ async def test_get_document_reads_by_id_and_missing_is_not_found(
     assert route.call_count == 2
 
 
-async def test_set_document_status_calls_the_sql_function(
-    router: respx.MockRouter, service: OCRChunkService
-) -> None:
-    merged = f"{MATTER_ID}/{DOCUMENT_ID}/result.json"
-    completed = document_row(
-        ocr_status="completed",
-        result_storage_path=merged,
-        result_checksum=RESULT_SHA,
-        ocr_started_at=STARTED,
-        ocr_completed_at=FINISHED,
-        updated_at=FINISHED,
-    )
-    route = rpc(router, "ocr_set_document_status", rpc_result([completed]))
-    document = await service.set_document_status(
-        DOCUMENT_ID, DocumentStatus.COMPLETED, result_storage_path=merged, result_checksum=RESULT_SHA
-    )
-    assert_rpc(
-        route,
-        "ocr_set_document_status",
-        {
-            "p_document_id": str(DOCUMENT_ID),
-            "p_ocr_status": "completed",
-            "p_result_storage_path": merged,
-            "p_result_checksum": RESULT_SHA,
-            "p_error_message": None,
-        },
-    )
-    assert document.ocr_status is DocumentStatus.COMPLETED
-    assert document.ocr_completed_at == datetime(2026, 11, 22, 9, 15, 40, 906002, tzinfo=UTC)
-
-    route.mock(return_value=rpc_result([]))  # no such document: the function updates nothing
-    with pytest.raises(DocumentNotFoundError):
-        await service.set_document_status(MISSING_ID, DocumentStatus.FAILED, error_message="stuck")
-    assert json.loads(sent(route, 2).content)["p_error_message"] == "stuck"
-
-
 async def test_refresh_document_status_reads_the_returned_text(
     router: respx.MockRouter, service: OCRChunkService
 ) -> None:
@@ -695,27 +659,6 @@ async def test_a_heartbeat_answer_that_is_not_a_boolean_is_a_repository_error(
     with pytest.raises(RepositoryError) as raised:
         await service.update_heartbeat(lease())
     assert type(raised.value) is RepositoryError
-
-
-async def test_record_chunk_result_and_a_lost_lease(
-    router: respx.MockRouter, service: OCRChunkService
-) -> None:
-    route = rpc(router, "ocr_record_chunk_result", rpc_result(True))
-    await service.record_chunk_result(lease(), RESULT_PATH, RESULT_SHA)
-    assert_rpc(
-        route,
-        "ocr_record_chunk_result",
-        {
-            "p_chunk_id": str(CHUNK_ID),
-            "p_worker_id": "worker-1",
-            "p_attempt": 1,
-            "p_result_storage_path": RESULT_PATH,
-            "p_result_checksum": RESULT_SHA,
-        },
-    )
-    route.mock(return_value=rpc_result(False))
-    with pytest.raises(LeaseLostError):
-        await service.record_chunk_result(lease(), RESULT_PATH, RESULT_SHA)
 
 
 async def test_complete_chunk_returns_the_completed_row(
