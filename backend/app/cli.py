@@ -47,7 +47,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=ENGINES, default=None, help="OCR engine (default: OCR_ENGINE, auto)")
     run.add_argument("--chunk-pages", type=_positive, default=None, help="pages per chunk (default: by size)")
     run.add_argument(
-        "--workers", type=_positive, default=os.cpu_count() or 1, help="OCR processes (default: one per core)"
+        "--ocr-processes",
+        "--workers",  # the older name
+        dest="ocr_processes",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="OCR processes, in one local worker (default: OCR_PROCESSES, else one per core)",
     )
     run.add_argument("--matter", type=UUID, default=None, help="matter id (default: a shared CLI matter)")
     run.add_argument("--json", action="store_true", help="print a machine-readable summary")
@@ -134,12 +140,14 @@ def _early_workers(settings: Settings, args: argparse.Namespace) -> WorkerProces
     if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
         return None  # embedded servers: their URLs exist only once they are started
     engine = args.engine or settings.ocr_engine
-    return WorkerProcesses.start(args.workers, worker_env(settings.model_copy(update={"ocr_engine": engine})))
+    return WorkerProcesses.start(
+        args.ocr_processes, worker_env(settings.model_copy(update={"ocr_engine": engine}))
+    )
 
 
 async def _run(settings: Settings, args: argparse.Namespace, started: float) -> int:
-    # The worker first: the engine check imports PDFium and PIL and runs tesseract (0.3 s here),
-    # and the worker's start-up is what the first page waits for.
+    # The worker first: the engine check imports PDFium and PIL and runs tesseract, and the
+    # worker's start-up is what the first page waits for.
     processes = _early_workers(settings, args)
     try:
         engine = _usable_engine(args.engine or settings.ocr_engine)
@@ -158,7 +166,7 @@ async def _run(settings: Settings, args: argparse.Namespace, started: float) -> 
             out_dir=args.out,
             engine=engine,
             chunk_pages=args.chunk_pages,
-            workers=args.workers,
+            ocr_processes=args.ocr_processes,
             matter_id=args.matter,
             show_progress=sys.stderr.isatty() and not args.json,
             processes=processes,
@@ -330,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         match args.command:
             case "run":
                 _check_inputs(args.pdfs)
+                args.ocr_processes = args.ocr_processes or settings.ocr_process_count
                 return asyncio.run(_run(settings, args, started))
             case "serve":
                 return _serve(settings, args)

@@ -2,8 +2,8 @@
 
 arq ends its poll loop, and with it the process, on the first Redis error it
 does not expect: a refused connect once its client retries run out, or a
-connection lost while it WATCHes a job's key to start it (measured: both
-workers gone within 2 s of a 3 s outage). A dead worker leaves its chunks
+connection lost while it WATCHes a job's key to start it, so a few seconds
+without Redis ended every worker. A dead worker leaves its chunks
 `processing` with nobody to sweep them. ChunkOcrWorker instead:
 
 - waits for Redis at start-up for as long as it takes;

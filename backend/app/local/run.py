@@ -39,17 +39,18 @@ async def run_pdfs(
     out_dir: Path,
     engine: str,
     chunk_pages: int | None,
-    workers: int,
+    ocr_processes: int,
     matter_id: UUID | None,
     show_progress: bool,
     processes: WorkerProcesses | None = None,
     t_start: float | None = None,
 ) -> RunReport:
-    """OCR the PDFs with `workers` worker processes (started here unless the caller already did)."""
+    """OCR the PDFs on one local worker with `ocr_processes` OCR processes (started here unless
+    the caller already did); each document is planned for that many processes."""
     report = RunReport()
     t_start = t_start if t_start is not None else time.perf_counter()
     if processes is None:  # workers start (imports, OCR processes) while the PDFs are planned and cut
-        processes = WorkerProcesses.start(workers, {**stack.worker_env(), "OCR_ENGINE": engine})
+        processes = WorkerProcesses.start(ocr_processes, {**stack.worker_env(), "OCR_ENGINE": engine})
     matter = await cli_matter(stack, matter_id)
     try:
         return await _run(
@@ -62,7 +63,7 @@ async def run_pdfs(
             out_dir=out_dir,
             engine=engine,
             chunk_pages=chunk_pages,
-            workers=workers,
+            ocr_processes=ocr_processes,
             show_progress=show_progress,
         )
     finally:
@@ -80,7 +81,7 @@ async def _run(
     out_dir: Path,
     engine: str,
     chunk_pages: int | None,
-    workers: int,
+    ocr_processes: int,
     show_progress: bool,
 ) -> RunReport:
     started: list[tuple[Path, StartedDocument, float]] = []
@@ -92,7 +93,7 @@ async def _run(
                 matter_id=matter,
                 engine=engine,
                 chunk_pages=chunk_pages,
-                workers=workers,
+                workers=ocr_processes,
             )
         except InvalidInputError as exc:
             report.errors.append(f"{pdf}: {exc}")

@@ -32,8 +32,8 @@ def release_freed_memory() -> None:
 
     PDFium's buffers for large images are tens of megabytes. glibc serves a freed one's successors
     from the heap of the thread that freed it (its mmap threshold rises to the largest block freed,
-    up to 32 MiB) and keeps that heap's pages: an API planning three large uploads from three
-    threads held about 120 MiB per thread after the work was done. Called after large cuts only;
+    up to 32 MiB) and keeps that heap's pages, so an API that planned large uploads from several
+    threads went on holding about one large image per thread. Called after large cuts only;
     a no-op where the C library has no malloc_trim.
     """
     if _MALLOC_TRIM is not None:

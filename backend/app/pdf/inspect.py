@@ -41,7 +41,7 @@ from app.pdf.errors import (
     TooManyPagesError,
 )
 
-if TYPE_CHECKING:  # repair.py imports pypdf (0.1 s), needed only for a damaged file
+if TYPE_CHECKING:  # repair.py imports pypdf (slow to import), needed only for a damaged file
     from app.pdf.repair import RepairReport
 
 log = get_logger(__name__)

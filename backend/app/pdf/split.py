@@ -1,10 +1,9 @@
 """Cut each chunk's pages into its own PDF, once, at planning time.
 
 pypdfium2 (`PdfDocument.new()` + `import_pages`) copies page objects inside
-PDFium without parsing them in Python. Measured here on a generated 2,000-page
-born-digital file cut into 50-page PDFs (bench/split.py): pypdf opened from a
-file handle 0.95 s, pypdfium2 0.13 s (7.5x faster); peak RSS, each method in a
-fresh process, 68 MiB against 27 MiB. So pypdfium2 it is.
+PDFium without parsing them in Python, which is several times faster and
+lighter than pypdf on the same cut (`python -m bench split` measures it against
+pypdf; the README's benchmark table has the last figures).
 
 Pieces are yielded one at a time, so memory holds at most one chunk's pages
 (PDFium's copy of them), never the document's; split_pdf_to_files writes each
@@ -41,7 +40,7 @@ def split_pdf(path: Path, ranges: Sequence[PageRange]) -> Iterator[tuple[PageRan
 
 
 # PDFium keeps in the source document every stream it has read to copy pages out of it, until the
-# document is closed: cutting a 190 MB scan held all 190 MB by its last chunk. The source is
+# document is closed: cutting a large scan held the whole file by its last chunk. The source is
 # opened afresh once this many bytes have been cut from it, so what a planning holds stays about
 # one chunk deep, whatever the file's size; born-digital files, megabytes in all, never reopen.
 REOPEN_AFTER_BYTES = 32 * 1024 * 1024
