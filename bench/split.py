@@ -25,7 +25,7 @@ def _pypdf(path: Path, pages: int) -> float:
     started = time.perf_counter()
     with path.open("rb") as handle:
         reader = PdfReader(handle)
-        for r in plan_chunks(pages, 50, 2, "auto"):
+        for r in plan_chunks(pages, 50, 2):
             writer = PdfWriter()
             for index in range(r.page_start - 1, r.page_end):
                 writer.add_page(reader.pages[index])
@@ -35,7 +35,7 @@ def _pypdf(path: Path, pages: int) -> float:
 
 def _pdfium(path: Path, pages: int) -> float:
     started = time.perf_counter()
-    for _ in split_pdf(path, plan_chunks(pages, 50, 2, "auto")):
+    for _ in split_pdf(path, plan_chunks(pages, 50, 2)):
         pass
     return time.perf_counter() - started
 

@@ -20,9 +20,10 @@ from uuid import UUID
 from app.core.config import Settings, load_settings
 from app.core.errors import OCRError
 from app.core.logging import configure_logging
+from app.engines.registry import available_engines
 from app.local.workers import WorkerProcesses, worker_env
 
-ENGINES = ("auto", "tesseract", "text-layer", "google-vision", "null")
+ENGINES = available_engines()
 
 
 def _positive(value: str) -> int:
@@ -300,26 +301,17 @@ def _sample(args: argparse.Namespace) -> int:
 
 def _worker(settings: Settings) -> int:
     """The worker, on the services `submit` uses: with nothing configured, the embedded servers."""
-    from app.core.config import get_settings
-
     if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
         from app.local.stack import embedded_notice, resolve_services
 
         services = asyncio.run(resolve_services(settings))
         if notice := embedded_notice(services):
             print(f"chunk-ocr worker: {notice}", file=sys.stderr)
-        # The worker reads its settings from the environment, as under arq's CLI: hand it the URLs.
-        for name, value in (
-            ("DATABASE_URL", services.settings.database_url),
-            ("REDIS_URL", services.settings.redis_url),
-        ):
-            if value is not None:
-                os.environ[name] = value
-        get_settings.cache_clear()
+        settings = services.settings  # with the embedded servers' URLs
         _keep.extend(services.keep)
     from app.worker import run
 
-    run()
+    run(settings)
     return 0
 
 

@@ -5,6 +5,13 @@ raise for business failures (those are written to the chunk row and retried
 from the database), so arq's own retry and in-progress lease never decide
 anything.
 
+A worker's options are data built from one Settings by worker_settings(), which
+also puts that Settings in arq's ctx for the start-up hook: `chunk-ocr worker`
+builds them from the settings it was given (with the embedded servers' URLs
+when it started them), and `WorkerSettings`, what arq's command line reads, is
+built from the environment's settings when arq asks for it. Importing this
+module reads no settings.
+
 Both entry points refuse to start, in one line, without REDIS_URL and a
 database: a worker that guessed localhost would wait forever on a Redis nobody
 enqueues to. (`chunk-ocr worker` with neither set uses the embedded servers
@@ -18,7 +25,6 @@ from typing import Any
 
 from arq import cron, func
 from arq.connections import RedisSettings
-from arq.worker import get_kwargs
 
 from app.core.config import Settings, get_settings
 from app.core.errors import ConfigurationError, OCRError
@@ -39,11 +45,17 @@ from app.worker_loop import ChunkOcrWorker, adopt_running_worker
 
 log = get_logger(__name__)
 
+SETTINGS = "settings"  # the ctx key of the Settings the worker was built with
+
 
 async def startup(ctx: dict[str, Any]) -> None:
     if "runtime" in ctx:  # ChunkOcrWorker runs arq's main again after a Redis error at start-up
         return
-    settings = get_settings()
+    settings = ctx.get(SETTINGS)
+    if not isinstance(settings, Settings):
+        raise ConfigurationError(
+            "the worker's ctx carries no Settings: build its options with worker_settings()"
+        )
     configure_logging(settings.log_level)
     adopt_running_worker()  # under `arq app.worker.WorkerSettings`, arq built its own Worker
     health = ctx.get("health") or DependencyHealth()
@@ -84,21 +96,48 @@ async def sweep_job(ctx: dict[str, Any]) -> None:
         log.warning("sweep_failed", error_code=exc.code, error=str(exc))
 
 
-def _sweep_seconds() -> set[int]:
-    interval = get_settings().sweep_interval_seconds
-    return set(range(0, 60, interval))
-
-
-def _redis_settings() -> RedisSettings:
-    url = get_settings().redis_url
+def _redis_settings(url: str | None) -> RedisSettings:
     # Without REDIS_URL a worker refuses to start (require_services); arq's default stands in so
-    # that importing this module (tests build workers with their own Redis) does not fail.
+    # that options can be built without one (tests build workers with their own Redis).
     settings = redis_settings(url) if url else RedisSettings()
     # A worker started while Redis is down waits for it (arq logs each try), under arq's CLI too,
     # where arq connects before our start-up hook runs: a week of tries, 2 s apart.
     settings.conn_retries = 7 * 24 * 3600 // 2
     settings.conn_retry_delay = 2
     return settings
+
+
+def worker_settings(settings: Settings) -> dict[str, Any]:
+    """arq's Worker options for a worker run with `settings` (arq takes them as a dict, see
+    arq.worker.create_worker); the start-up hook finds `settings` in ctx."""
+    timeout = settings.chunk_job_timeout_seconds
+    return {
+        "functions": [
+            func(process_chunk, name=PROCESS_CHUNK_JOB, keep_result=0, max_tries=3, timeout=timeout),
+            func(finalize_document, name=FINALIZE_DOCUMENT_JOB, keep_result=0, max_tries=3, timeout=timeout),
+        ],
+        "cron_jobs": [
+            cron(
+                sweep_job,
+                name=SWEEP_JOB,
+                second=set(range(0, 60, settings.sweep_interval_seconds)),
+                run_at_startup=True,
+                keep_result=0,
+                timeout=60,
+            ),
+        ],
+        "on_startup": startup,
+        "on_shutdown": shutdown,
+        "redis_settings": _redis_settings(settings.redis_url),
+        "queue_name": QUEUE_NAME,
+        # one job per OCR process, plus one so a finalize or a quick no-op never waits behind OCR
+        "max_jobs": settings.worker_max_jobs or settings.ocr_process_count + 1,
+        "job_completion_wait": settings.worker_grace_seconds,
+        "health_check_interval": 10,  # also how often the database is checked and engines advertised
+        "health_check_key": HEALTH_CHECK_KEY,
+        "poll_delay": 0.05,  # arq sleeps this long between queue polls; short chunks must not wait on it
+        "ctx": {SETTINGS: settings},
+    }
 
 
 def require_services(settings: Settings) -> None:
@@ -112,60 +151,34 @@ def require_services(settings: Settings) -> None:
         raise ConfigurationError("DATABASE_URL is not set (nor SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY)")
 
 
-def run() -> None:
-    """`chunk-ocr worker`: a ChunkOcrWorker with the options `arq app.worker.WorkerSettings` has."""
-    require_services(get_settings())
-    ChunkOcrWorker(**get_kwargs(WorkerSettings)).run()  # type: ignore[arg-type]  # arq's own settings type
+def run(settings: Settings) -> None:
+    """`chunk-ocr worker`: a ChunkOcrWorker run with `settings`, with the options
+    `arq app.worker.WorkerSettings` has."""
+    require_services(settings)
+    ChunkOcrWorker(**worker_settings(settings)).run()
 
 
-def _check_under_arq_cli() -> None:
-    """Under `arq app.worker.WorkerSettings`, a configuration error is one line and exit code 2, as
-    with `chunk-ocr worker`, rather than a traceback from inside arq (or a wait on a guessed Redis)."""
+def _environment_settings() -> Settings:
+    """The environment's settings. Under `arq app.worker.WorkerSettings`, a configuration error is
+    one line and exit code 2, as with `chunk-ocr worker`, rather than a traceback from inside arq
+    (or a wait on a guessed Redis)."""
+    if "arq.cli" not in sys.modules:  # a test, or a program building its own worker
+        return get_settings()
     try:
-        require_services(get_settings())
+        settings = get_settings()
+        require_services(settings)
     except ConfigurationError as exc:
         print(f"arq app.worker.WorkerSettings: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    return settings
 
 
-if "arq.cli" in sys.modules:  # loaded by arq's command line, which imports us before it runs anything
-    _check_under_arq_cli()
-
-
-def _max_jobs() -> int:
-    settings = get_settings()
-    # one job per OCR process, plus one so a finalize or a quick no-op never waits behind OCR
-    return settings.worker_max_jobs or settings.ocr_process_count + 1
-
-
-class WorkerSettings:
-    functions = [
-        func(
-            process_chunk,
-            name=PROCESS_CHUNK_JOB,
-            keep_result=0,
-            max_tries=3,
-            timeout=get_settings().chunk_job_timeout_seconds,
-        ),
-        func(
-            finalize_document,
-            name=FINALIZE_DOCUMENT_JOB,
-            keep_result=0,
-            max_tries=3,
-            timeout=get_settings().chunk_job_timeout_seconds,
-        ),
-    ]
-    cron_jobs = [
-        cron(
-            sweep_job, name=SWEEP_JOB, second=_sweep_seconds(), run_at_startup=True, keep_result=0, timeout=60
-        ),
-    ]
-    on_startup = startup
-    on_shutdown = shutdown
-    redis_settings = _redis_settings()
-    queue_name = QUEUE_NAME
-    max_jobs = _max_jobs()
-    job_completion_wait = get_settings().worker_grace_seconds
-    health_check_interval = 10  # also how often the database is checked and engines advertised
-    health_check_key = HEALTH_CHECK_KEY
-    poll_delay = 0.05  # arq sleeps this long between queue polls; short chunks must not wait on it
+def __getattr__(name: str) -> Any:
+    """`WorkerSettings`: worker_settings() of the environment's settings, built when it is asked for
+    (arq's command line imports this module, then reads the attribute). A class, whose options
+    read as attributes; arq takes its __dict__ as it would a dict."""
+    if name == "WorkerSettings":
+        return type(
+            "WorkerSettings", (), {"__module__": __name__, **worker_settings(_environment_settings())}
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

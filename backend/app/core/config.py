@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Self
 from uuid import UUID
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.core.errors import ConfigurationError
@@ -96,6 +96,11 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir)
 
     google_application_credentials: Path | None = None
+    # The google-vision engine, built with these in each OCR process (app.engines.registry).
+    google_vision_endpoint: Annotated[str, Field(min_length=1)] = "vision.googleapis.com"
+    google_vision_insecure: bool = False  # plaintext gRPC without credentials: a local stand-in (tests)
+    google_vision_max_concurrency: Annotated[int, Field(ge=1)] = 4  # requests in flight per chunk
+    google_vision_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 120.0  # per request
 
     # HTTP API
     max_upload_bytes: Annotated[int, Field(ge=1)] = 200 * 1024 * 1024
@@ -104,6 +109,14 @@ class Settings(BaseSettings):
     supabase_jwks_url: str | None = None  # asymmetric JWT signing keys; HS256 with the secret otherwise
     auth_disabled: bool = False  # development only: every request is AUTH_DEV_USER_ID
     auth_dev_user_id: UUID | None = None
+
+    @field_validator("google_vision_endpoint", "google_vision_insecure", mode="before")
+    @classmethod
+    def _empty_is_the_default(cls, value: object, info: ValidationInfo) -> object:
+        # An empty GOOGLE_VISION_ENDPOINT or GOOGLE_VISION_INSECURE has always meant the default.
+        if value == "" and info.field_name is not None:
+            return cls.model_fields[info.field_name].default
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> Self:

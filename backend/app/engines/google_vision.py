@@ -8,9 +8,10 @@ RESOURCE_EXHAUSTED and INTERNAL are retryable, every other code is
 permanent; an error on one page inside a successful response counts the same
 way. Client-side retries are off: the lease protocol decides when to retry.
 
-Configuration (environment): credentials the usual Google way
-(GOOGLE_APPLICATION_CREDENTIALS or the platform's default credentials);
-GOOGLE_VISION_ENDPOINT to talk to another endpoint, with
+Configuration: credentials the usual Google way (GOOGLE_APPLICATION_CREDENTIALS
+or the platform's default credentials); the options are Settings fields
+(app.core.config, validated at start-up), passed in by the registry through
+from_settings: GOOGLE_VISION_ENDPOINT to talk to another endpoint, with
 GOOGLE_VISION_INSECURE=1 for a plaintext local one (tests); and
 GOOGLE_VISION_MAX_CONCURRENCY (4), GOOGLE_VISION_TIMEOUT_SECONDS (120).
 """
@@ -18,7 +19,6 @@ GOOGLE_VISION_MAX_CONCURRENCY (4), GOOGLE_VISION_TIMEOUT_SECONDS (120).
 from __future__ import annotations
 
 import asyncio
-import os
 from importlib.metadata import version as package_version
 
 import grpc
@@ -31,10 +31,12 @@ from google.cloud import vision_v1
 from google.cloud.vision_v1.services.image_annotator import ImageAnnotatorAsyncClient
 from google.cloud.vision_v1.services.image_annotator.transports import ImageAnnotatorGrpcAsyncIOTransport
 
+from app.core.config import Settings
+from app.core.errors import ConfigurationError
 from app.engines.base import PageResult
 from app.engines.errors import EngineError, EngineUnavailableError, PageRenderError
+from app.engines.specs import ENGINE_SPECS
 
-PAGES_PER_REQUEST = 5  # the synchronous files API's limit
 RETRYABLE_CODES = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
@@ -62,23 +64,39 @@ class VisionError(EngineError):
 
 class GoogleVisionEngine:
     name = "google-vision"
+    # The synchronous files API takes at most 5 pages a request. Declared in the engine's spec,
+    # where chunk planning reads it without importing this module.
+    pages_per_request = ENGINE_SPECS[name].pages_per_request
 
     def __init__(
-        self,
-        *,
-        endpoint: str | None = None,
-        insecure: bool | None = None,
-        max_concurrency: int | None = None,
-        timeout_seconds: float | None = None,
+        self, *, endpoint: str, insecure: bool, max_concurrency: int, timeout_seconds: float
     ) -> None:
-        self.endpoint = endpoint or os.environ.get("GOOGLE_VISION_ENDPOINT") or "vision.googleapis.com"
-        self.insecure = insecure if insecure is not None else os.environ.get("GOOGLE_VISION_INSECURE") == "1"
-        self.max_concurrency = max_concurrency or int(os.environ.get("GOOGLE_VISION_MAX_CONCURRENCY", "4"))
-        self.timeout_seconds = timeout_seconds or float(
-            os.environ.get("GOOGLE_VISION_TIMEOUT_SECONDS", "120")
-        )
+        if not endpoint:
+            raise ConfigurationError("google-vision needs an endpoint (GOOGLE_VISION_ENDPOINT)")
+        if max_concurrency < 1:
+            raise ConfigurationError(
+                f"google-vision needs GOOGLE_VISION_MAX_CONCURRENCY of at least 1, got {max_concurrency}"
+            )
+        if not timeout_seconds > 0:  # also refuses NaN
+            raise ConfigurationError(
+                f"google-vision needs GOOGLE_VISION_TIMEOUT_SECONDS above 0, got {timeout_seconds}"
+            )
+        self.endpoint = endpoint
+        self.insecure = insecure
+        self.max_concurrency = max_concurrency
+        self.timeout_seconds = timeout_seconds
         if not self.insecure:
             self._check_credentials()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GoogleVisionEngine:
+        """The engine with its options from settings (the GOOGLE_VISION_* fields)."""
+        return cls(
+            endpoint=settings.google_vision_endpoint,
+            insecure=settings.google_vision_insecure,
+            max_concurrency=settings.google_vision_max_concurrency,
+            timeout_seconds=settings.google_vision_timeout_seconds,
+        )
 
     @staticmethod
     def _check_credentials() -> None:
@@ -109,10 +127,8 @@ class GoogleVisionEngine:
 
     async def recognize_async(self, pdf_bytes: bytes, first_page_number: int) -> list[PageResult]:
         count = _page_count(pdf_bytes)
-        batches = [
-            list(range(s, min(s + PAGES_PER_REQUEST, count + 1)))
-            for s in range(1, count + 1, PAGES_PER_REQUEST)
-        ]
+        size = self.pages_per_request
+        batches = [list(range(s, min(s + size, count + 1))) for s in range(1, count + 1, size)]
         client = self._client()
         limit = asyncio.Semaphore(self.max_concurrency)
 

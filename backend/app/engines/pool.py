@@ -39,54 +39,63 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from app.core.config import Settings, get_settings
 from app.core.logging import get_logger
 from app.engines._lifetime import WORKER_PID_ENV, arm_ocr_process
 from app.engines._limits import Limits, memory_error, set_limits
 from app.engines.base import PageResult
 from app.engines.errors import OcrProcessDiedError
-from app.engines.registry import get_engine
+from app.engines.registry import get_engine, use_settings
 
 log = get_logger(__name__)
 _MIB = 1 << 20
 _SHM = Path("/dev/shm")
 
 
-def _start_ocr_process(limits: Limits) -> None:
+def _start_ocr_process(limits: Limits, settings: Settings | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     arm_ocr_process()
     set_limits(limits)
+    if settings is not None:
+        use_settings(settings)
 
 
-def default_limits() -> Limits:
+def limits_for(settings: Settings) -> Limits:
     """The limits the settings ask for (MAX_PAGE_DECODED_MB, OCR_PROCESS_MEMORY_MB; 0: none)."""
-    from app.core.config import get_settings
-
-    settings = get_settings()
     return Limits(
         page_decoded_bytes=settings.max_page_decoded_mb * _MIB if settings.max_page_decoded_mb else None,
         address_space_bytes=settings.ocr_process_memory_mb * _MIB if settings.ocr_process_memory_mb else None,
     )
 
 
-def make_ocr_pool(processes: int | None = None, limits: Limits | None = None) -> OcrPool:
+def make_ocr_pool(
+    processes: int | None = None, limits: Limits | None = None, *, settings: Settings | None = None
+) -> OcrPool:
     """A pool of OCR processes. Make it on a thread that lives as long as the pool (the event
-    loop's): the forkserver, started here, dies when this thread ends. limits: from the settings."""
+    loop's): the forkserver, started here, dies when this thread ends.
+
+    settings: what the OCR processes build engines with (a worker passes its own; without them,
+    each process reads the environment's), and unless `limits` is given, where the limits come from.
+    """
     # forkserver: children do not inherit the worker's event loop, sockets or locks. The server
     # imports the engines once, so each OCR process starts from a warm copy of it.
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_preload())
     os.environ[WORKER_PID_ENV] = str(os.getpid())
     forkserver.ensure_running()  # now and from this thread, not from the first submit's
-    return OcrPool(processes or os.cpu_count() or 1, limits if limits is not None else default_limits())
+    if limits is None:
+        limits = limits_for(settings if settings is not None else get_settings())
+    return OcrPool(processes or os.cpu_count() or 1, limits, settings)
 
 
 class OcrPool(Executor):
     """A ProcessPoolExecutor of OCR processes that replaces itself when one of them dies."""
 
-    def __init__(self, processes: int, limits: Limits) -> None:
+    def __init__(self, processes: int, limits: Limits, settings: Settings | None = None) -> None:
         self.processes = processes
         self.limits = limits
+        self.settings = settings  # handed to each OCR process, which builds its engines with them
         self._lock = threading.RLock()
         self._shutdown = False
         self._tokens = itertools.count()
@@ -104,7 +113,7 @@ class OcrPool(Executor):
             max_workers=self.processes,
             mp_context=multiprocessing.get_context("forkserver"),
             initializer=_start_ocr_process,
-            initargs=(self.limits,),
+            initargs=(self.limits, self.settings),
         )
 
     @property

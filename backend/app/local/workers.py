@@ -10,11 +10,13 @@ import time
 from dataclasses import dataclass
 
 from app.core.config import Settings
+from app.core.errors import ConfigurationError
 
 
 def worker_env(settings: Settings) -> dict[str, str]:
     """Environment for worker processes so they reach the same services as this process."""
-    assert settings.redis_url is not None
+    if settings.redis_url is None:
+        raise ConfigurationError("worker processes need REDIS_URL (or the embedded Redis) to take jobs from")
     env = {
         "REDIS_URL": settings.redis_url,
         "LOCAL_STORAGE_DIR": str(settings.local_storage_dir),

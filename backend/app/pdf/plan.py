@@ -1,4 +1,5 @@
-"""Plan page ranges (chunks) for a document: a pure function of the page count and the workers."""
+"""Plan page ranges (chunks) for a document: a pure function of the page count, the workers and the
+pages the engine takes per request."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ CHUNKS_PER_WORKER = 4  # a worker's share in 4 pieces: the last piece to finish 
 MIN_CHUNKS_PER_WORKER = 2  # even a huge pool gets two chunks per worker before MAX_CHUNKS applies
 MAX_CHUNKS = 200  # per-chunk costs (a row, an upload, a job, a tesseract start) stay small in total
 MAX_CHUNK_PAGES = 50  # bounds the work one lost lease throws away
-VISION_PAGES_PER_REQUEST = 5  # the synchronous Vision files API's limit per request
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,9 @@ def default_chunk_count(page_count: int, workers: int) -> int:
     return min(page_count, max(wanted, math.ceil(page_count / MAX_CHUNK_PAGES)))
 
 
-def plan_chunks(page_count: int, chunk_pages: int | None, workers: int, engine: str) -> list[PageRange]:
+def plan_chunks(
+    page_count: int, chunk_pages: int | None, workers: int, pages_per_request: int = 1
+) -> list[PageRange]:
     """Cover pages 1..page_count with consecutive ranges, in order, each page exactly once.
 
     With chunk_pages, every chunk has that many pages but the last. Without
@@ -56,16 +58,21 @@ def plan_chunks(page_count: int, chunk_pages: int | None, workers: int, engine: 
       on a 2,000-page file with 2 workers) while a chunk never exceeds 50
       pages, the most work one lost lease can throw away.
 
-    For google-vision, chunk sizes are multiples of 5 (the API's pages per
-    request), rounded up, so no request is sent half-empty but the last.
+    For an engine that takes several pages per request (pages_per_request,
+    from its app.engines.specs entry: google-vision, 5), chunk sizes are
+    multiples of that number, rounded up, so no request is sent half-empty
+    but the last.
     """
     if page_count < 1:
         raise InvalidInputError("a document needs at least one page")
     if chunk_pages is not None and chunk_pages < 1:
         raise InvalidInputError("chunk_pages must be at least 1")
-    if engine == "google-vision":
+    if pages_per_request < 1:
+        raise InvalidInputError("pages_per_request must be at least 1")
+    batch = pages_per_request
+    if batch > 1:
         size = chunk_pages or math.ceil(page_count / default_chunk_count(page_count, workers))
-        return _uniform(page_count, math.ceil(size / VISION_PAGES_PER_REQUEST) * VISION_PAGES_PER_REQUEST)
+        return _uniform(page_count, math.ceil(size / batch) * batch)
     if chunk_pages is not None:
         return _uniform(page_count, chunk_pages)
     return _even(page_count, default_chunk_count(page_count, workers))

@@ -28,6 +28,7 @@ from uuid import UUID
 
 from app.core.errors import InvalidInputError, OCRAlreadyStartedError
 from app.core.logging import get_logger
+from app.engines.specs import engine_spec
 from app.models.document import Document, DocumentCreate, DocumentStatus
 from app.models.ocr_chunk import ChunkRange, DocumentOCRChunk
 from app.pdf.inspect import PdfInfo, inspect_pdf
@@ -180,7 +181,7 @@ async def _cut_and_upload(
 ) -> list[ChunkRange]:
     ranges: list[ChunkRange] = []
     plan_id = secrets.token_hex(4)  # this start's own input objects (see chunk_input_path)
-    plan = plan_chunks(info.page_count, chunk_pages, workers, engine)
+    plan = plan_chunks(info.page_count, chunk_pages, workers, engine_spec(engine).pages_per_request)
     with tempfile.TemporaryDirectory(prefix="chunk-ocr-cut-") as scratch:
         # a generator: nothing runs until next(), in a thread; one chunk's file on disk at a time
         pieces = split_pdf_to_files(pdf_path, plan, Path(scratch))

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import pickle
 import socket
 import sys
 import time
@@ -22,6 +23,7 @@ from app.core.logging import get_logger
 from app.db.repository import ChunkRepository
 from app.engines.errors import EngineError
 from app.engines.pool import make_ocr_pool, stop_ocr_pool, warm_up
+from app.engines.probe import SETTINGS_ON_STDIN
 from app.services.chunk_processor import ChunkProcessor
 from app.services.composition import open_core
 from app.services.finalize import Finalizer
@@ -94,7 +96,7 @@ async def build_runtime(
             low_confidence_threshold=settings.ocr_low_confidence_threshold,
         )
         engines = EngineCatalog()
-        probe = asyncio.create_task(_probe_engines(engines, worker_id))
+        probe = asyncio.create_task(_probe_engines(engines, worker_id, settings))
         core.exit.push_async_callback(_cancelled, probe)
     except BaseException:
         await core.close()
@@ -107,8 +109,8 @@ async def build_runtime(
 async def _start_ocr_pool(settings: Settings, exit: AsyncExitStack) -> Executor:
     """The OCR processes, every one started now with the default engine built in it (not on the
     first chunk), their stop registered on `exit`. A worker that cannot build the default engine
-    still runs chunks of the engines it can build."""
-    executor = make_ocr_pool(settings.ocr_process_count)
+    still runs chunks of the engines it can build. The processes build engines with `settings`."""
+    executor = make_ocr_pool(settings.ocr_process_count, settings=settings)
     exit.push_async_callback(asyncio.to_thread, stop_ocr_pool, executor)  # up to its timeout when busy
     loop = asyncio.get_running_loop()
     warmed = await asyncio.gather(
@@ -150,17 +152,20 @@ async def _connect_repository(settings: Settings, health: DependencyHealth) -> C
     return repository
 
 
-async def _probe_engines(catalog: EngineCatalog, worker_id: str) -> None:
+async def _probe_engines(catalog: EngineCatalog, worker_id: str, settings: Settings) -> None:
+    """The engines the OCR processes can build, built with the same settings in a probe process."""
     started = time.perf_counter()
     probe = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "app.engines.probe",
+        SETTINGS_ON_STDIN,
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        out, err = await probe.communicate()
+        out, err = await probe.communicate(pickle.dumps(settings))
     except asyncio.CancelledError:  # the worker is stopping: the answer is no longer wanted
         with contextlib.suppress(ProcessLookupError):
             probe.kill()

@@ -58,7 +58,13 @@ def test_arq_without_a_database_is_one_line(env: dict[str, str], redis_url: str)
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("OCR_MAX_ATTEMPTS", "0"), ("HEARTBEAT_INTERVAL_SECONDS", "80"), ("SUPABASE_JWT_SECRET", "changeme")],
+    [
+        ("OCR_MAX_ATTEMPTS", "0"),
+        ("HEARTBEAT_INTERVAL_SECONDS", "80"),
+        ("SUPABASE_JWT_SECRET", "changeme"),
+        ("GOOGLE_VISION_MAX_CONCURRENCY", "0"),
+        ("GOOGLE_VISION_TIMEOUT_SECONDS", "-1"),
+    ],
 )
 def test_a_bad_setting_is_the_same_line_under_both(
     env: dict[str, str], database_url: str, redis_url: str, name: str, value: str

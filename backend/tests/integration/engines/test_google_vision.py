@@ -14,8 +14,13 @@ import grpc
 import pytest
 from google.cloud import vision_v1
 
+from app.core.config import Settings, load_settings
+from app.core.errors import ConfigurationError
 from app.engines.errors import EngineUnavailableError
 from app.engines.google_vision import GoogleVisionEngine, VisionError
+from app.engines.pool import make_ocr_pool, recognize_in_process, stop_ocr_pool
+from app.engines.registry import get_engine, use_settings
+from app.engines.specs import ENGINE_SPECS
 from app.pdf.samples import make_born_digital_pdf
 
 Handler = Callable[[vision_v1.BatchAnnotateFilesRequest], vision_v1.BatchAnnotateFilesResponse]
@@ -195,7 +200,9 @@ def test_per_call_timeout(vision: VisionServer, tmp_path: Path) -> None:
 
     vision.handler = slow
     make_born_digital_pdf(tmp_path / "c.pdf", pages=1)
-    quick = GoogleVisionEngine(endpoint=f"127.0.0.1:{vision.port}", insecure=True, timeout_seconds=0.3)
+    quick = GoogleVisionEngine(
+        endpoint=f"127.0.0.1:{vision.port}", insecure=True, max_concurrency=1, timeout_seconds=0.3
+    )
     with pytest.raises(VisionError) as raised:
         quick.recognize((tmp_path / "c.pdf").read_bytes(), 1)
     assert raised.value.status is grpc.StatusCode.DEADLINE_EXCEEDED
@@ -207,7 +214,83 @@ def test_missing_credentials_is_a_clear_start_up_error(
 ) -> None:
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
     with pytest.raises(EngineUnavailableError, match="GOOGLE_APPLICATION_CREDENTIALS"):
-        GoogleVisionEngine()
+        GoogleVisionEngine.from_settings(load_settings(google_vision_insecure=False))
+
+
+def vision_settings(vision: VisionServer, **options: object) -> Settings:
+    """Settings that point the engine at the test server (the environment names none of this)."""
+    return load_settings(
+        google_vision_endpoint=f"127.0.0.1:{vision.port}",
+        google_vision_insecure=True,
+        **options,
+    )
+
+
+def test_the_registry_builds_the_engine_from_settings(vision: VisionServer, tmp_path: Path) -> None:
+    settings = vision_settings(vision, google_vision_max_concurrency=1, google_vision_timeout_seconds=7.5)
+    use_settings(settings)
+    try:
+        built = get_engine("google-vision")
+        assert isinstance(built, GoogleVisionEngine)
+        assert (built.endpoint, built.insecure, built.max_concurrency, built.timeout_seconds) == (
+            f"127.0.0.1:{vision.port}",
+            True,
+            1,
+            7.5,
+        )
+        make_born_digital_pdf(tmp_path / "c.pdf", pages=12)
+        pages = built.recognize((tmp_path / "c.pdf").read_bytes(), 1)
+    finally:
+        use_settings(None)
+    assert len(pages) == 12
+    assert len(vision.requests) == 3
+    assert vision.max_in_flight == 1  # GOOGLE_VISION_MAX_CONCURRENCY=1, from the Settings object
+
+
+def test_ocr_processes_build_the_engine_with_their_workers_settings(
+    vision: VisionServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OCR process that read the environment would call Google's endpoint with credentials that
+    do not exist; it uses the Settings its pool was made with."""
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
+    for name in ("GOOGLE_VISION_ENDPOINT", "GOOGLE_VISION_INSECURE"):
+        monkeypatch.delenv(name, raising=False)
+    make_born_digital_pdf(tmp_path / "c.pdf", pages=7)
+    pool = make_ocr_pool(1, settings=vision_settings(vision))
+    try:
+        pages, version = pool.submit(
+            recognize_in_process, "google-vision", (tmp_path / "c.pdf").read_bytes(), 21
+        ).result(timeout=60)
+    finally:
+        stop_ocr_pool(pool)
+    assert [p.page_number for p in pages] == list(range(21, 28))
+    assert pages[6].text == "page 7 text"
+    assert sorted(len(r.requests[0].pages) for r in vision.requests) == [2, 5]
+    assert version.startswith("google-cloud-vision")
+
+
+def test_the_engine_batches_as_its_spec_declares() -> None:
+    assert GoogleVisionEngine.pages_per_request == ENGINE_SPECS["google-vision"].pages_per_request == 5
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"max_concurrency": 0}, "GOOGLE_VISION_MAX_CONCURRENCY"),
+        ({"timeout_seconds": 0.0}, "GOOGLE_VISION_TIMEOUT_SECONDS"),
+        ({"timeout_seconds": float("nan")}, "GOOGLE_VISION_TIMEOUT_SECONDS"),
+        ({"endpoint": ""}, "GOOGLE_VISION_ENDPOINT"),
+    ],
+)
+def test_bad_options_are_a_configuration_error(options: dict[str, object], named: str) -> None:
+    """Settings refuse these at start-up; the engine checks them too when built from anything else
+    (here, settings copied without validation)."""
+    unchecked = load_settings(google_vision_insecure=True).model_copy(
+        update={f"google_vision_{k}": v for k, v in options.items()}
+    )
+    with pytest.raises(ConfigurationError, match=named) as raised:
+        GoogleVisionEngine.from_settings(unchecked)
+    assert not raised.value.retryable
 
 
 class _Abort(Exception):

@@ -30,7 +30,7 @@ def test_page_k_of_chunk_i_is_page_start_plus_k(
     tmp_path: Path, chunk_pages: int | None, workers: int
 ) -> None:
     texts = make_born_digital_pdf(tmp_path / "a.pdf", pages=11, seed=3)
-    ranges = plan_chunks(11, chunk_pages, workers, "auto")
+    ranges = plan_chunks(11, chunk_pages, workers)
     pieces = list(split_pdf(tmp_path / "a.pdf", ranges))
     assert [r for r, _ in pieces] == ranges
     for page_range, data in pieces:
@@ -42,7 +42,7 @@ def test_page_k_of_chunk_i_is_page_start_plus_k(
 
 def test_pieces_come_one_at_a_time(tmp_path: Path) -> None:
     make_born_digital_pdf(tmp_path / "a.pdf", pages=6)
-    pieces = split_pdf(tmp_path / "a.pdf", plan_chunks(6, 2, 1, "auto"))
+    pieces = split_pdf(tmp_path / "a.pdf", plan_chunks(6, 2, 1))
     first_range, first = next(pieces)
     assert first_range.chunk_index == 0
     assert len(texts_of(first)) == 2
@@ -58,7 +58,7 @@ def test_a_range_past_the_end_is_refused(tmp_path: Path) -> None:
 def test_a_repaired_file_splits_into_the_pages_inspect_counted(tmp_path: Path) -> None:
     texts = make_truncated_pdf(tmp_path / "cut.pdf", pages=12, keep=0.7, seed=9)
     info = inspect_pdf(tmp_path / "cut.pdf")
-    pieces = list(split_pdf(tmp_path / "cut.pdf", plan_chunks(info.page_count, 5, 2, "auto")))
+    pieces = list(split_pdf(tmp_path / "cut.pdf", plan_chunks(info.page_count, 5, 2)))
     split_texts = [t for _, data in pieces for t in texts_of(data)]
     assert len(split_texts) == info.page_count == 12
     recovered = [n for n, t in enumerate(split_texts, 1) if t.strip()]
@@ -73,7 +73,7 @@ from pathlib import Path
 from app.pdf.plan import plan_chunks
 from app.pdf.split import split_pdf
 pages = 0
-for page_range, data in split_pdf(Path(sys.argv[1]), plan_chunks(2000, None, 2, "auto")):
+for page_range, data in split_pdf(Path(sys.argv[1]), plan_chunks(2000, None, 2)):
     pages += page_range.page_count
 # VmHWM, not ru_maxrss: the latter starts from the parent's size when a big process spawns us.
 peak_kib = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))

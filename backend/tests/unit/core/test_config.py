@@ -61,3 +61,62 @@ def test_pooler_turns_the_statement_cache_off() -> None:
     pooled = load_settings(database_url="postgresql://u:p@aws-0-eu.pooler.supabase.com:6543/postgres")
     direct = load_settings(database_url="postgresql://u:p@db.abc.supabase.co:5432/postgres")
     assert (pooled.statement_cache_size, direct.statement_cache_size) == (0, 100)
+
+
+VISION_SETTINGS = (
+    "GOOGLE_VISION_ENDPOINT",
+    "GOOGLE_VISION_INSECURE",
+    "GOOGLE_VISION_MAX_CONCURRENCY",
+    "GOOGLE_VISION_TIMEOUT_SECONDS",
+)
+
+
+def test_vision_options_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in VISION_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    settings = load_settings()
+    assert settings.google_vision_endpoint == "vision.googleapis.com"
+    assert settings.google_vision_insecure is False
+    assert settings.google_vision_max_concurrency == 4
+    assert settings.google_vision_timeout_seconds == 120
+
+
+def test_vision_options_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOOGLE_VISION_ENDPOINT", "127.0.0.1:50051")
+    monkeypatch.setenv("GOOGLE_VISION_INSECURE", "1")
+    monkeypatch.setenv("GOOGLE_VISION_MAX_CONCURRENCY", "9")
+    monkeypatch.setenv("GOOGLE_VISION_TIMEOUT_SECONDS", "2.5")
+    settings = load_settings()
+    assert settings.google_vision_endpoint == "127.0.0.1:50051"
+    assert settings.google_vision_insecure is True
+    assert settings.google_vision_max_concurrency == 9
+    assert settings.google_vision_timeout_seconds == 2.5
+
+
+def test_empty_vision_endpoint_and_insecure_mean_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOOGLE_VISION_ENDPOINT", "")
+    monkeypatch.setenv("GOOGLE_VISION_INSECURE", "")
+    settings = load_settings()
+    assert settings.google_vision_endpoint == "vision.googleapis.com"
+    assert settings.google_vision_insecure is False
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("GOOGLE_VISION_MAX_CONCURRENCY", "0"),
+        ("GOOGLE_VISION_MAX_CONCURRENCY", "four"),
+        ("GOOGLE_VISION_TIMEOUT_SECONDS", "0"),
+        ("GOOGLE_VISION_TIMEOUT_SECONDS", "-5"),
+        ("GOOGLE_VISION_TIMEOUT_SECONDS", "nan"),
+        ("GOOGLE_VISION_INSECURE", "perhaps"),
+    ],
+)
+def test_bad_vision_options_are_one_line_naming_the_setting(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigurationError) as raised:
+        load_settings()
+    assert str(raised.value).startswith(f"invalid setting {name}: ")
+    assert "\n" not in str(raised.value)

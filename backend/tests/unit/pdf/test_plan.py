@@ -3,7 +3,10 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import InvalidInputError
+from app.engines.specs import engine_spec
 from app.pdf.plan import MAX_CHUNK_PAGES, PageRange, default_chunk_count, plan_chunks
+
+VISION = engine_spec("google-vision").pages_per_request
 
 
 def assert_covers(ranges: list[PageRange], pages: int) -> None:
@@ -15,15 +18,15 @@ def assert_covers(ranges: list[PageRange], pages: int) -> None:
 
 @pytest.mark.parametrize("pages", [1, 2, 3, 7, 20, 99, 2000, 2001, 3001, 12_345])
 @pytest.mark.parametrize("workers", [1, 2, 3, 8, 64])
-@pytest.mark.parametrize("engine", ["auto", "tesseract", "google-vision"])
-def test_default_plan_covers_every_page_once(pages: int, workers: int, engine: str) -> None:
-    ranges = plan_chunks(pages, None, workers, engine)
+@pytest.mark.parametrize("pages_per_request", [1, VISION])
+def test_default_plan_covers_every_page_once(pages: int, workers: int, pages_per_request: int) -> None:
+    ranges = plan_chunks(pages, None, workers, pages_per_request)
     assert_covers(ranges, pages)
     assert max(r.page_count for r in ranges) <= MAX_CHUNK_PAGES
 
 
 def test_a_20_page_scan_keeps_two_workers_busy() -> None:
-    ranges = plan_chunks(20, None, 2, "tesseract")
+    ranges = plan_chunks(20, None, 2)
     assert len(ranges) >= 2 * 2  # at least two chunks per worker
     assert [r.page_count for r in ranges] == [3, 3, 3, 3, 2, 2, 2, 2]  # even, larger first
     # Workers pull chunks in order as they finish: alternate pulls give each worker 10 pages.
@@ -32,14 +35,14 @@ def test_a_20_page_scan_keeps_two_workers_busy() -> None:
 
 @pytest.mark.parametrize("workers", [1, 2, 4, 8])
 def test_small_files_give_every_worker_several_chunks(workers: int) -> None:
-    assert len(plan_chunks(20, None, workers, "auto")) >= min(20, 2 * workers)
+    assert len(plan_chunks(20, None, workers)) >= min(20, 2 * workers)
 
 
 @pytest.mark.parametrize(
     ("workers", "chunks", "size"), [(1, 40, 50), (2, 40, 50), (16, 64, 32), (64, 200, 10)]
 )
 def test_a_2000_page_file_has_a_bounded_chunk_count(workers: int, chunks: int, size: int) -> None:
-    ranges = plan_chunks(2000, None, workers, "auto")
+    ranges = plan_chunks(2000, None, workers)
     assert len(ranges) == chunks
     assert max(r.page_count for r in ranges) == size
 
@@ -54,9 +57,9 @@ def test_chunk_count_rules() -> None:
 
 
 def test_explicit_chunk_pages() -> None:
-    assert [r.page_count for r in plan_chunks(10, 4, 2, "auto")] == [4, 4, 2]
-    assert [r.page_count for r in plan_chunks(3, 10, 2, "tesseract")] == [3]
-    assert plan_chunks(2, 1, 2, "auto") == [PageRange(0, 1, 1), PageRange(1, 2, 2)]
+    assert [r.page_count for r in plan_chunks(10, 4, 2)] == [4, 4, 2]
+    assert [r.page_count for r in plan_chunks(3, 10, 2)] == [3]
+    assert plan_chunks(2, 1, 2) == [PageRange(0, 1, 1), PageRange(1, 2, 2)]
 
 
 @pytest.mark.parametrize(
@@ -66,22 +69,22 @@ def test_explicit_chunk_pages() -> None:
 def test_google_vision_chunks_are_multiples_of_five(
     pages: int, chunk_pages: int | None, workers: int
 ) -> None:
-    ranges = plan_chunks(pages, chunk_pages, workers, "google-vision")
+    ranges = plan_chunks(pages, chunk_pages, workers, VISION)
     assert_covers(ranges, pages)
     assert all(r.page_count % 5 == 0 for r in ranges[:-1])
     assert ranges[-1].page_count <= ranges[0].page_count
 
 
 def test_google_vision_rounds_up() -> None:
-    assert plan_chunks(23, 7, 2, "google-vision")[0].page_count == 10
-    assert [r.page_count for r in plan_chunks(20, None, 2, "google-vision")] == [5, 5, 5, 5]
+    assert plan_chunks(23, 7, 2, VISION)[0].page_count == 10
+    assert [r.page_count for r in plan_chunks(20, None, 2, VISION)] == [5, 5, 5, 5]
 
 
 def test_plan_is_pure() -> None:
-    assert plan_chunks(77, None, 3, "auto") == plan_chunks(77, None, 3, "auto")
+    assert plan_chunks(77, None, 3) == plan_chunks(77, None, 3)
 
 
 @pytest.mark.parametrize(("pages", "chunk_pages"), [(0, None), (-3, None), (5, 0), (5, -1)])
 def test_bad_plans(pages: int, chunk_pages: int | None) -> None:
     with pytest.raises(InvalidInputError):
-        plan_chunks(pages, chunk_pages, 2, "auto")
+        plan_chunks(pages, chunk_pages, 2)

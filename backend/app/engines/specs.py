@@ -1,0 +1,39 @@
+"""What the rest of the service knows of each OCR engine without importing it.
+
+An engine's module is imported only in the processes that run it (the Vision
+client and gRPC are heavy, and optional), so what the planner and the command
+line need is declared here, once per engine: its name and how many pages it
+takes in one request. app.engines.registry builds the engines these name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSpec:
+    name: str
+    pages_per_request: int = 1  # chunks are cut in multiples of this, so no request goes half-empty
+
+
+ENGINE_SPECS: Mapping[str, EngineSpec] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            EngineSpec("auto"),
+            EngineSpec("tesseract"),
+            EngineSpec("text-layer"),
+            EngineSpec("google-vision", pages_per_request=5),  # the synchronous files API's limit
+            EngineSpec("null"),
+        )
+    }
+)
+
+
+def engine_spec(name: str) -> EngineSpec:
+    """The engine's spec; an unknown name is one page a request (the services refuse unknown
+    engines before anything is planned)."""
+    return ENGINE_SPECS.get(name) or EngineSpec(name)
