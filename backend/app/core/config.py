@@ -144,6 +144,12 @@ class Settings(BaseSettings):
     def supabase_configured(self) -> bool:
         return bool(self.supabase_url and self.supabase_service_role_key)
 
+    def supabase_credentials(self) -> tuple[str, str]:
+        """The project URL and the service-role key, or ConfigurationError naming what is unset."""
+        if not self.supabase_url or self.supabase_service_role_key is None:
+            raise ConfigurationError("SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY must both be set")
+        return self.supabase_url, self.supabase_service_role_key.get_secret_value()
+
     @property
     def repository_backend(self) -> RepositoryBackend:
         if self.chunk_repository is not None:

@@ -342,11 +342,7 @@ async def build_repository(settings: Settings) -> ChunkRepository:
     if settings.repository_backend is RepositoryBackend.SUPABASE:
         from app.db.supabase import SupabaseChunkRepository
 
-        assert settings.supabase_url
-        assert settings.supabase_service_role_key
-        return await SupabaseChunkRepository.connect(
-            settings.supabase_url, settings.supabase_service_role_key.get_secret_value()
-        )
+        return await SupabaseChunkRepository.connect(*settings.supabase_credentials())
     if not settings.database_url:
         raise ConfigurationError(
             "DATABASE_URL is not set (or set SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY)"

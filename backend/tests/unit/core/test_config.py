@@ -120,3 +120,13 @@ def test_bad_vision_options_are_one_line_naming_the_setting(
         load_settings()
     assert str(raised.value).startswith(f"invalid setting {name}: ")
     assert "\n" not in str(raised.value)
+
+
+def test_supabase_credentials_name_what_is_missing() -> None:
+    settings = load_settings(
+        supabase_url="https://abc.supabase.co", supabase_service_role_key="sb-service-role-key-for-tests"
+    )
+    assert settings.supabase_credentials() == ("https://abc.supabase.co", "sb-service-role-key-for-tests")
+    without_key = load_settings(supabase_url="https://abc.supabase.co", supabase_service_role_key=None)
+    with pytest.raises(ConfigurationError, match="SUPABASE_SERVICE_ROLE_KEY"):
+        without_key.supabase_credentials()
