@@ -18,7 +18,7 @@ RENDER_DPI = 300
 # over 32,767 pixels a side anyway.
 MAX_RENDER_PIXELS = 160_000_000
 # PDFium renders colour and lets PIL convert to gray in about half the time of its own grayscale
-# mode (47 ms against 101 ms for a letter page at 300 DPI, measured here), but the colour bitmap
+# mode, but the colour bitmap
 # takes 3 bytes a pixel: above this size, grayscale mode keeps memory at 1 byte a pixel.
 _COLOUR_RENDER_MAX_PIXELS = 40_000_000
 

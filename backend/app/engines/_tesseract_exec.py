@@ -2,19 +2,18 @@
 
 One tesseract process reads a batch of page images listed in a text file and
 writes TSV (words with boxes and confidences, and a row per page) to stdout:
-text and confidences in one invocation. Measured here on 300 DPI letter pages
-(tesseract 5.3, OMP_THREAD_LIMIT=1, one core), seconds per page:
+text and confidences in one invocation. What that choice rests on, compared
+on 300 DPI letter pages with one core per tesseract:
 
-- a process per page, PGM file: 0.93-1.12; the same page read from stdin:
-  1.04 (tesseract reads stdin a character at a time);
-- starting tesseract and loading its model costs 0.13 per process, so a
-  batch of pages per process: 0.92 with PGM files, 0.79 with uncompressed
-  TIFF (read faster than PNM; PNG 0.81, but it costs 45 ms to encode).
+- a page read from stdin is slower than from a file (tesseract reads stdin a
+  character at a time);
+- starting tesseract and loading its model is a sizeable share of a page, so
+  a batch of pages goes to one process;
+- uncompressed TIFF is read faster than PNM, and PNG costs its encoding.
 
 So: uncompressed TIFF files in a scratch directory in memory (/dev/shm when it
-has room), a batch per process. The whole engine (render + OCR) on an 8-page
-scan went from 1.05-1.27 s a page (a process and a PGM file per page) to
-0.83-0.88, with the same text (CER 0.0 on both). A batch that fails is
+has room), a batch per process, with the same text as a process per page
+(`python -m bench scanned` measures the engine end to end). A batch that fails is
 finished one image at a time from the first image without output, so the
 error names the image that causes it.
 

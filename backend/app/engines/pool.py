@@ -295,8 +295,8 @@ def _preload() -> list[str]:
 
     Besides the engines: what the parent's main module imports. multiprocessing runs the main
     module again in each child (`chunk-ocr worker` is `python -m app.cli`, or the chunk-ocr
-    script), and each OCR process imported the CLI's settings and logging from scratch (0.18 s
-    each, measured with py-spy). The module itself is left out: run again by name while it is
+    script), and each OCR process imported the CLI's settings and logging from scratch, a cost
+    py-spy showed at every start. The module itself is left out: run again by name while it is
     already imported, runpy warns.
     """
     # _forkserver_init first: it arms the server before anything else runs there.

@@ -30,7 +30,7 @@ from app.engines.errors import TesseractFailedError
 
 log = get_logger(__name__)
 
-BATCH_PAGES = 8  # 8 rendered letter pages are 68 MB of scratch; start-up is then 2 % of a page
+BATCH_PAGES = 8  # pages per tesseract process: its start-up spread thin, its scratch images bounded
 
 
 class TesseractEngine:

@@ -37,9 +37,9 @@ class WorkerProcesses:
     def start(cls, ocr_processes: int, env: dict[str, str]) -> WorkerProcesses:
         """One arq worker process running `ocr_processes` OCR processes, the shape of a production
         worker (one per machine, an OCR process per core). Two worker processes with one OCR
-        process each were about 1 s slower on a 20-page scan on 2 cores: each pays its own
-        imports, forkserver and connections on the cores the OCR needs, and each holds a chunk
-        ahead that the other, idle, cannot take."""
+        process each were slower on the scanned benchmark: each pays its own imports,
+        forkserver and connections on the cores the OCR needs, and each holds a chunk ahead
+        that the other, idle, cannot take."""
         full_env = {
             **os.environ,
             **env,

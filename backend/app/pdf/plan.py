@@ -53,8 +53,8 @@ def plan_chunks(
       their share of each other (a 20-page scan on 2 workers: 8 chunks, 10
       pages per worker), and a slow page delays only its own chunk;
     - per-chunk overhead stays negligible: each chunk costs a database row,
-      an upload, a queue job and at least one tesseract start (0.13 s to load
-      its model, shared by up to 8 pages), so the count is capped at 200 (40
+      an upload, a queue job and at least one tesseract start (loading its
+      model, shared by up to 8 pages), so the count is capped at 200 (40
       on a 2,000-page file with 2 workers) while a chunk never exceeds 50
       pages, the most work one lost lease can throw away.
 
