@@ -19,7 +19,7 @@ from app.models.document import FinalizeLease
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import QUEUE_NAME, ArqJobQueue
 from app.services.runtime import Runtime, build_runtime
-from app.worker import WorkerSettings
+from app.worker import worker_settings
 from tests.factories import make_matter
 
 
@@ -53,7 +53,7 @@ async def matter_id(pool: asyncpg.Pool) -> UUID:
 def burst_worker(arq_redis: ArqRedis, runtime: Runtime, **overrides: Any) -> Worker:
     """A real arq worker on the real Redis, running this process's runtime until the queue is empty."""
     options: dict[str, Any] = {
-        "functions": WorkerSettings.functions,
+        "functions": worker_settings(runtime.settings)["functions"],
         "redis_pool": arq_redis,
         "queue_name": QUEUE_NAME,
         "burst": True,
