@@ -2,6 +2,11 @@
 over N pending chunks, beside a bare single-row UPDATE round trip (by primary
 key, same table, same pool, same 16 clients) measured in the same run.
 
+claim_next_chunk (ocr_claim_next_chunk, the fair claim) is the claim every chunk
+job makes (ChunkProcessor.process), called as it calls it: a worker id and no
+document. The chunks are created as the planner creates them, by starting each
+document (ocr_start_document).
+
     uv run python -m bench.claims [--chunks 10000] [--clients 16] [--repeat 3]
 """
 
@@ -38,7 +43,7 @@ async def _seed(pool: asyncpg.Pool, service: OCRChunkService, chunks: int) -> li
             n,
             hashlib.sha256(uuid.uuid4().bytes).hexdigest(),
         )
-        created = await service.create_chunks_for_document(
+        created = await service.start_document(
             doc, [ChunkRange(chunk_index=i, page_start=i + 1, page_end=i + 1) for i in range(n)]
         )
         ids += [c.id for c in created]

@@ -132,10 +132,14 @@ async def test_a_retry_not_yet_due_does_not_hold_its_document_back(
 async def test_sixteen_claimers_claim_a_thousand_chunks_exactly_once(
     service: OCRChunkService, pool: asyncpg.Pool
 ) -> None:
-    document_ids = [await make_document(pool, page_count=1000) for _ in range(2)]
+    """The claim every chunk job makes (claim_next_chunk with a worker id and no document), 16 at
+    once, over documents of unequal sizes in three matters, started as the planner starts them."""
     created = []
-    for document_id in document_ids:
-        created += await service.create_chunks_for_document(document_id, ranges(500, 1))
+    for sizes in ([500, 250], [200], [49, 1]):
+        matter_id = await make_matter(pool)
+        for pages in sizes:
+            document_id = await make_document(pool, matter_id, page_count=pages)
+            created += await service.start_document(document_id, ranges(pages, 1))
     assert len(created) == 1000
 
     async def claimer(n: int) -> list[tuple[object, str]]:
