@@ -23,7 +23,7 @@ APT_UPDATE := { ok=1; for i in $$(seq $$(($(APT_LOCK_WAIT) / 5))); do \
 	done; [ -z "$$out" ] || echo "$$out" >&2; [ $$ok = 0 ]; }
 AS_ROOT_WITH_APT := [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null
 
-.PHONY: help install system-deps python-deps lint typecheck test test-fast check demo bench serve
+.PHONY: help install system-deps python-deps lint typecheck test test-quick test-fast check demo bench serve
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -78,7 +78,10 @@ typecheck: python-deps ## mypy --strict on the app
 test: install ## the whole suite (uses DATABASE_URL / REDIS_URL when set, else embedded servers)
 	$(UV) run pytest $(PYTEST_ARGS)
 
-test-fast: python-deps ## unit tests only
+test-quick: install ## the whole suite but the tests marked slow (each 10 s or more; `make test` runs them too)
+	$(UV) run pytest -m "not slow" $(PYTEST_ARGS)
+
+test-fast: python-deps ## unit tests only (no database or Redis needed)
 	$(UV) run pytest backend/tests/unit $(PYTEST_ARGS)
 
 check: lint typecheck test ## what CI runs

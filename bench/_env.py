@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import functools
+import importlib.util
 import os
 import shutil
 import statistics
@@ -60,28 +60,14 @@ def median_of(repeat: int, run: Callable[[], float], *, warmup: int = 0) -> floa
     return statistics.median(run() for _ in range(repeat))
 
 
-@functools.cache
 def ocrmypdf_command() -> list[str]:
-    """ocrmypdf from PyPI in a virtualenv of its own (never a dependency of the project).
-
-    Installed once, compiled to bytecode as our own environment is (`make python-deps`), and run
-    from its own bin/ rather than through `uv tool run`, so neither side pays for compiling its
-    imports or resolving an environment on every run.
-    """
-    found = shutil.which("ocrmypdf")
-    if found:
-        return [found]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    venv = cache / "chunk-ocr" / "bench-ocrmypdf"
-    binary = venv / "bin" / "ocrmypdf"
-    if not binary.exists():
-        uv = os.environ.get("UV") or shutil.which("uv") or "uv"  # `uv run` sets UV; PATH may lack it
-        subprocess.run([uv, "venv", "--quiet", str(venv)], check=True)
-        subprocess.run(
-            [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(venv), "ocrmypdf"],
-            check=True,
-        )
-    return [str(binary)]
+    """ocrmypdf as the lock file pins it: the `bench` dependency group, which `uv sync` (`make
+    python-deps`) installs with the rest of the dev group, so nothing is installed while a
+    benchmark runs. Run with this interpreter, whose environment `make python-deps` compiled to
+    bytecode, so neither side pays for compiling its imports."""
+    if importlib.util.find_spec("ocrmypdf") is None:
+        raise SystemExit("ocrmypdf is not installed: run `make python-deps` (uv sync, bench group)")
+    return [sys.executable, "-m", "ocrmypdf"]
 
 
 NAME_WIDTH = 48  # the benchmark column of every table row

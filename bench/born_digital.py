@@ -32,7 +32,7 @@ async def main(pages: int, repeat: int, warmup: int = 1) -> list[str]:
     async with services() as env:
         for pdf in (big, small):
             command = chunk_ocr(
-                "run", str(pdf), "--out", str(work / "ours"), "--engine", "auto", "--workers", workers
+                "run", str(pdf), "--out", str(work / "ours"), "--engine", "auto", "--ocr-processes", workers
             )
             ours[pdf] = median_of(repeat, lambda command=command: timed(command, env), warmup=warmup)
     for pdf in (big, small):

@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import signal
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from uuid import UUID
@@ -20,13 +19,7 @@ import psutil
 
 from app.pdf.samples import make_born_digital_pdf
 from bench._env import HEADER, chunk_ocr, row, services
-
-# Runs `chunk-ocr submit` as its only child, so the child's peak RSS is what getrusage reports.
-_PEAK = (
-    "import resource, subprocess, sys; "
-    "subprocess.run(sys.argv[1:], check=True, capture_output=True); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-)
+from tests.peak_rss import run_measuring_peak_rss
 
 
 def _rss_mb(process: psutil.Process) -> float:
@@ -46,20 +39,14 @@ async def main(chunks: int, pages: int) -> list[str]:
     make_born_digital_pdf(work / "big.pdf", pages, seed=5)
     async with services() as base:
         env = base | {"OCR_PROCESSES": "1", "WORKER_MAX_JOBS": "1", "LOG_LEVEL": "WARNING"}
-        peak_kb = int(
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    _PEAK,
-                    *chunk_ocr("submit", str(work / "big.pdf"), "--engine", "auto"),
-                ],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
+        planning = run_measuring_peak_rss(
+            chunk_ocr("submit", str(work / "big.pdf"), "--engine", "auto"),
+            env=env,
+            cwd=Path.cwd(),
+            timeout=600,
         )
+        if planning.completed.returncode != 0:
+            raise SystemExit(f"chunk-ocr submit failed: {planning.completed.stderr.strip()[-500:]}")
         submitted = subprocess.run(
             chunk_ocr("submit", str(work / "hundred.pdf"), "--engine", "auto", "--chunk-pages", "1"),
             env=env,
@@ -92,7 +79,7 @@ async def main(chunks: int, pages: int) -> list[str]:
     first, last = samples[1], samples[chunks]
     return [
         row(f"worker RSS after chunk {chunks} vs after chunk 1", last, first, "MB", "<= 1.20"),
-        row(f"planning peak RSS, {pages} pages, vs 300 MB", peak_kb / 1024, 300, "MB", "< 1.00"),
+        row(f"planning peak RSS, {pages} pages, vs 300 MB", planning.largest_mib, 300, "MB", "< 1.00"),
     ]
 
 

@@ -1,4 +1,4 @@
-"""Scanned pages: `chunk-ocr run --engine tesseract --workers 2` beside
+"""Scanned pages: `chunk-ocr run --engine tesseract --ocr-processes 2` beside
 `ocrmypdf --jobs 2 --output-type none --sidecar` and beside the limit (PDFium
 render + tesseract with OMP_THREAD_LIMIT=1 on the pre-rendered pages, two at
 a time), on the same generated 300 DPI scan (8-point prose through a simulated
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from app.pdf.samples import make_scanned_pdf
 from bench._env import HEADER, NAME_WIDTH, chunk_ocr, median_of, ocrmypdf_command, row, services, timed
+from bench._samples import make_degraded_scan_pdf
 from tests.pdf_factories import cer
 
 
@@ -55,15 +55,22 @@ def _limit(pdf: Path, workdir: Path) -> float:
 async def main(pages: int, repeat: int, warmup: int = 1) -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="chunk-ocr-bench-scan-"))
     pdf = work / "scan.pdf"
-    texts = make_scanned_pdf(pdf, pages, seed=2026, degraded=True)
+    texts = make_degraded_scan_pdf(pdf, pages, seed=2026)
     reference = "\n".join(texts)
-    ocrmypdf = ocrmypdf_command()  # installed (once) before anything is timed
+    ocrmypdf = ocrmypdf_command()
     async with services() as env:
         ours = median_of(
             repeat,
             lambda: timed(
                 chunk_ocr(
-                    "run", str(pdf), "--out", str(work / "ours"), "--engine", "tesseract", "--workers", "2"
+                    "run",
+                    str(pdf),
+                    "--out",
+                    str(work / "ours"),
+                    "--engine",
+                    "tesseract",
+                    "--ocr-processes",
+                    "2",
                 ),
                 env,
             ),

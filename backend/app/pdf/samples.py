@@ -9,7 +9,8 @@ Only the app's own dependencies are used (Pillow; the born-digital writer
 needs nothing but the standard library), so `chunk-ocr sample` works in a
 plain install. The generators of bad and odd inputs the tests need
 (encrypted, truncated, a page too wide for tesseract, ...) live with the
-tests, in tests/pdf_factories.py.
+tests, in tests/pdf_factories.py; the scan put through a simulated office
+scanner that the benchmarks score OCR on lives with them, in bench/_samples.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import textwrap
 import zlib
 from pathlib import Path
 
-from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
+from PIL import Image, ImageDraw, ImageFont
 
 from app.core.errors import ConfigurationError
 
@@ -112,41 +113,12 @@ def wrapped(text: str) -> str:
     return "\n\n".join("\n".join(textwrap.wrap(p, width=78)) for p in text.split("\n\n"))
 
 
-def degrade_scan(image: Image.Image, seed: int) -> Image.Image:
-    """What an economy office scan does to a clean page: a slight skew, optics that resolve
-    about 120 DPI (stored at 300), grey paper and ink, light sensor noise and a few specks of
-    dust. Deterministic for a seed (the noise comes from random.Random, not from PIL's
-    effect_noise, which uses the C library's rand())."""
-    rng = random.Random(seed)
-    image = image.rotate(rng.uniform(-0.7, 0.7), resample=Image.Resampling.BICUBIC, fillcolor=255)
-    full = image.size
-    image = image.resize((full[0] * 2 // 5, full[1] * 2 // 5), Image.Resampling.BOX)
-    image = image.resize(full, Image.Resampling.BICUBIC).filter(ImageFilter.GaussianBlur(1.0))
-    image = image.point(lambda v: 28 + v * 212 // 255)  # ink is not black, paper is not white
-    noise = Image.frombytes("L", image.size, rng.randbytes(image.width * image.height))
-    noise = noise.point(lambda v: 128 + (v - 128) * 20 // 128)  # uniform, +-20 grey levels
-    image = ImageChops.add(image, noise, scale=1.0, offset=-128)
-    draw = ImageDraw.Draw(image)
-    for _ in range(rng.randrange(40, 120)):
-        x, y, r = rng.randrange(image.width), rng.randrange(image.height), rng.uniform(1, 3.5)
-        draw.ellipse((x - r, y - r, x + r, y + r), fill=rng.randrange(40, 140))
-    return image
-
-
-def make_scanned_pdf(path: Path, pages: int, seed: int = 0, *, degraded: bool = False) -> list[str]:
-    """An image-only PDF of `pages` prose pages at 300 DPI; returns each page's text.
-
-    degraded=True draws 8-point type and makes the pages look scanned (degrade_scan, stored as
-    JPEG at quality 40) rather than rendered, so OCR engines make mistakes worth comparing:
-    tesseract reads the clean pages without a single error."""
+def make_scanned_pdf(path: Path, pages: int, seed: int = 0) -> list[str]:
+    """An image-only PDF of `pages` prose pages at 300 DPI; returns each page's text."""
     texts = [page_text(i, seed) for i in range(pages)]
-    images = (
-        degrade_scan(render_scan(t, points=8), seed * 100_003 + i) if degraded else render_scan(t)
-        for i, t in enumerate(texts)
-    )
+    images = (render_scan(t) for t in texts)
     first = next(images)
-    options = {"quality": 40} if degraded else {}
-    first.save(path, "PDF", resolution=DPI, save_all=True, append_images=images, **options)
+    first.save(path, "PDF", resolution=DPI, save_all=True, append_images=images)
     return [wrapped(t) for t in texts]
 
 

@@ -36,6 +36,7 @@ def _bench(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(("name", "rows"), BENCHMARKS.items(), ids=list(BENCHMARKS))
 def test_benchmark_runs_and_prints_its_rows_in_the_table(

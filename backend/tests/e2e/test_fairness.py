@@ -14,6 +14,8 @@ import pytest
 from app.pdf.samples import make_born_digital_pdf
 from tests.e2e.conftest import run_cli, wait_for
 
+pytestmark = pytest.mark.slow
+
 # tesseract on every page (the text layer ignored), so a chunk takes a second or two: long enough
 # that the large document is far from done when the small one arrives
 LARGE_PAGES, CHUNK_PAGES = 2000, 2

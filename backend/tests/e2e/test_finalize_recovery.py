@@ -28,6 +28,8 @@ from tests.factories import make_user
 from tests.integration.api.conftest import bearer
 from tests.pdf_factories import cer
 
+pytestmark = pytest.mark.slow
+
 THRESHOLD = 4.0
 FAST = {
     "STALE_CHUNK_THRESHOLD_SECONDS": str(THRESHOLD),

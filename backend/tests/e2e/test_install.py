@@ -105,6 +105,7 @@ def system_site_packages() -> dict[str, list[str]]:
     return {d: sorted(os.listdir(d)) if os.path.isdir(d) else [] for d in dirs}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_make_install_and_demo_on_a_stock_debian_python(tmp_path: Path) -> None:
     assert shutil.which("uv", path=SYSTEM_PATH) is None, "uv on the stock PATH: not a stock machine"

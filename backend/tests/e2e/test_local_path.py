@@ -40,6 +40,7 @@ def _stop(process: subprocess.Popen[bytes]) -> int:
         return process.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_submit_then_worker_then_result_on_embedded_servers(bare_env: dict[str, str], tmp_path: Path) -> None:
     pdf = tmp_path / "letters.pdf"

@@ -29,6 +29,8 @@ from tests.e2e.conftest import log_events, run_cli, wait_for
 from tests.pdf_factories import cer
 from tests.servers import PrivatePostgres, PrivateRedis
 
+pytestmark = pytest.mark.slow
+
 private_redis = servers.private_redis
 private_persistent_redis = servers.private_persistent_redis
 private_postgres = servers.private_postgres

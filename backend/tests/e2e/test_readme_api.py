@@ -19,6 +19,8 @@ import pytest
 from tests.e2e.conftest import REPO_ROOT, outer_uv_cache
 from tests.pdf_factories import cer
 
+pytestmark = pytest.mark.slow
+
 SECTION = "### Try it on this machine"
 SERVICE_SETTINGS = ("DATABASE_URL", "REDIS_URL", "LOCAL_STORAGE_DIR", "ENVIRONMENT", "AUTH_DISABLED")
 

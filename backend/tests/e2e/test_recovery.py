@@ -49,6 +49,7 @@ async def document_status(pool: asyncpg.Pool, document_id: UUID, status: str) ->
     )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 async def test_worker_killed_mid_chunk_is_recovered_exactly_once(
     cli_env: dict[str, str],

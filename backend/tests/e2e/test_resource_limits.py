@@ -43,6 +43,7 @@ async def _settled(pool: asyncpg.Pool, ids: list[UUID]) -> bool:
     return len(statuses) == len(ids) and all(r["ocr_status"] in ("completed", "failed") for r in statuses)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 async def test_bombs_fail_their_own_chunks_in_bounded_memory(
     cli_env: dict[str, str],
@@ -128,7 +129,15 @@ def test_run_refuses_the_page_tree_and_completes_the_other_file(
     repeated = repeated_page_pdf(tmp_path / "repeated.pdf", 12)
     make_scanned_pdf(tmp_path / "fine.pdf", pages=1, seed=2)
     done: subprocess.CompletedProcess[str] = run_cli(
-        ["run", str(repeated), str(tmp_path / "fine.pdf"), "--out", str(tmp_path / "out"), "--workers", "1"],
+        [
+            "run",
+            str(repeated),
+            str(tmp_path / "fine.pdf"),
+            "--out",
+            str(tmp_path / "out"),
+            "--ocr-processes",
+            "1",
+        ],
         cli_env | {"MAX_PAGES_PER_DOCUMENT": "10"},
     )
     assert done.returncode == 2, done.stderr

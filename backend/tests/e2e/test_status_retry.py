@@ -25,7 +25,7 @@ async def test_failed_document_status_and_retry(cli_env: dict[str, str], tmp_pat
             "tesseract",
             "--chunk-pages",
             "1",
-            "--workers",
+            "--ocr-processes",
             "1",
             "--json",
         ],

@@ -24,6 +24,8 @@ from tests.e2e.conftest import REPO_ROOT
 from tests.e2e.test_upload_refusal import _member
 from tests.integration.api.conftest import JWT_SECRET, token
 
+pytestmark = pytest.mark.slow
+
 MIB = 1024 * 1024
 UPLOAD_MIB = 190
 PAGES = 8

@@ -79,6 +79,7 @@ async def runs_a_fresh_batch(client: ArqRedis, worker: Worker, done: list[tuple[
     assert worker.sem._value == worker.sem._bound_value  # every slot free again
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 async def test_worker_outlives_redis_restarts_and_keeps_its_job_slots(
     private_redis: PrivateRedis, client: ArqRedis
