@@ -10,7 +10,7 @@ from app.engines.registry import available_engines
 
 def test_ocr_processes_and_its_older_name() -> None:
     assert _parser().parse_args(["run", "a.pdf", "--ocr-processes", "3"]).ocr_processes == 3
-    assert _parser().parse_args(["run", "a.pdf", "--ocr-processes", "2"]).ocr_processes == 2
+    assert _parser().parse_args(["run", "a.pdf", "--workers", "2"]).ocr_processes == 2
     assert _parser().parse_args(["run", "a.pdf"]).ocr_processes is None  # OCR_PROCESSES, else the cores
 
 
