@@ -3,33 +3,19 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
 
 from app.core.errors import ConfigurationError, RepositoryUnavailableError
 from app.db.admin import add_member_by_email, require_schema
-from tests.conftest import with_database
 from tests.factories import make_matter
 
 
-@pytest.fixture
-async def unmigrated_database(postgres_server_dsn: str) -> AsyncIterator[str]:
-    name = f"chunk_ocr_unmigrated_{uuid.uuid4().hex[:12]}"
-    conn = await asyncpg.connect(postgres_server_dsn)
-    await conn.execute(f'create database "{name}"')
-    try:
-        yield with_database(postgres_server_dsn, name)
-    finally:
-        await conn.execute(f'drop database if exists "{name}" with (force)')
-        await conn.close()
-
-
-async def test_require_schema(database_url: str, unmigrated_database: str) -> None:
+async def test_require_schema(database_url: str, empty_database: str) -> None:
     await require_schema(database_url)  # migrated: nothing to say
     with pytest.raises(ConfigurationError, match="chunk-ocr db migrate"):
-        await require_schema(unmigrated_database)
+        await require_schema(empty_database)
 
 
 async def test_require_schema_of_a_server_that_does_not_answer() -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -14,21 +12,8 @@ import pytest
 
 from app.core.errors import ConfigurationError
 from app.db.migrations import default_migrations_dir, discover, migrate
-from tests.conftest import with_database
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
-
-
-@pytest.fixture
-async def empty_database(postgres_server_dsn: str) -> AsyncIterator[str]:
-    name = f"chunk_ocr_empty_{uuid.uuid4().hex[:12]}"
-    conn = await asyncpg.connect(postgres_server_dsn)
-    await conn.execute(f'create database "{name}"')
-    try:
-        yield with_database(postgres_server_dsn, name)
-    finally:
-        await conn.execute(f'drop database if exists "{name}" with (force)')
-        await conn.close()
 
 
 async def schema_fingerprint(dsn: str) -> list[tuple[str, ...]]:
