@@ -2,8 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pypdfium2 as pdfium
+import pytest
+from reportlab.pdfgen import canvas
+
+from app.engines.auto import AutoEngine
 from app.engines.text_layer import TextLayerEngine
-from app.pdf.samples import make_born_digital_pdf
+from app.pdf.samples import _text_pdf, make_born_digital_pdf
 from tests.integration.engines.conftest import Sample
 
 
@@ -30,3 +35,41 @@ def test_a_scan_has_no_text_layer(scan_2p: Sample) -> None:
 
 def test_version_names_pdfium() -> None:
     assert TextLayerEngine().version().startswith("pdfium ")
+
+
+def _hyphenated_pdf(path: Path) -> None:
+    """A word broken across two lines at a hyphen: PDFium joins it around a U+0002 mark."""
+    pdf = canvas.Canvas(str(path))
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(72, 720, "It was rather difficult to com-")
+    pdf.drawString(72, 706, "pile the yearly report in time.")
+    pdf.save()
+
+
+@pytest.mark.parametrize("engine", [TextLayerEngine(), AutoEngine()])
+def test_hyphenated_words_read_whole(tmp_path: Path, engine: TextLayerEngine | AutoEngine) -> None:
+    _hyphenated_pdf(tmp_path / "h.pdf")
+    raw = pdfium.PdfDocument(tmp_path / "h.pdf")[0].get_textpage().get_text_bounded()
+    assert "com\x02pile" in raw  # what PDFium hands over
+    (page,) = engine.recognize((tmp_path / "h.pdf").read_bytes(), 1)
+    assert "difficult to compile the yearly report" in page.text
+
+
+@pytest.mark.parametrize("engine", [TextLayerEngine(), AutoEngine()])
+def test_control_characters_in_a_text_layer_stay_out_of_the_text(
+    tmp_path: Path, engine: TextLayerEngine | AutoEngine
+) -> None:
+    """A form feed in a text layer (TeX symbol fonts map glyphs to it) must not split a page."""
+    line = "The committee met on a wet Tuesday morning to review the harbour accounts."
+    second = "the second page of the document"
+    (tmp_path / "ff.pdf").write_bytes(
+        _text_pdf([f"before\x0cafter {line}\x07", "the second page of the document"])
+    )
+    pages = engine.recognize((tmp_path / "ff.pdf").read_bytes(), 1)
+    assert [p.text.split() for p in pages] == [
+        ["before", "after", *line.split()],
+        second.split(),
+    ]
+    merged = "\f".join(p.text for p in pages)
+    assert merged.count("\f") == len(pages) - 1
+    assert not any(c in merged for c in "\x07\x0b\r")
