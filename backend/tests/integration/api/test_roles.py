@@ -199,7 +199,7 @@ async def test_the_403_names_the_role_not_the_document(
     assert "viewer" in refused.json()["error"]["message"]
 
 
-# -- the upload route: wired by the lead (require_writer in app.api.deps) ---------------------
+# -- the upload route: checked by require_writer in app.api.deps -------------------------------
 
 
 @pytest.mark.parametrize(
