@@ -2,8 +2,11 @@
 
 The rule, per page:
 
-1. Real text: at least MIN_VISIBLE_CHARS (16) non-whitespace characters, of
-   which at least 90 % are printable (unmapped glyphs come out as U+FFFD or
+1. Real text: at least MIN_VISIBLE_CHARS (16) non-whitespace characters, a
+   CJK character (Han, kana, Hangul) counting as CJK_CHAR_WEIGHT (6): one
+   carries about what a short word of an alphabet does, so a three-character
+   Japanese title is as much text as a 16-letter English one. Of them, at
+   least 90 % are printable (unmapped glyphs come out as U+FFFD or
    control characters) and at least half are letters or digits (a garbage
    OCR layer over a scan is mostly punctuation and stray marks: ``.,'~|``).
 2. A page with real text but less than SUBSTANTIAL_CHARS (200) of it, on
@@ -25,6 +28,7 @@ from app.engines.base import PageResult
 from app.engines.tesseract import TesseractEngine
 
 MIN_VISIBLE_CHARS = 16
+CJK_CHAR_WEIGHT = 6
 MIN_PRINTABLE_SHARE = 0.9
 MIN_ALNUM_SHARE = 0.5
 SUBSTANTIAL_CHARS = 200
@@ -32,6 +36,8 @@ SCAN_IMAGE_COVERAGE = 0.5
 
 
 _NOT_ALNUM = re.compile(r"[\W_]")  # in str patterns \w is str.isalnum() plus "_"
+# Han (with extension A and the compatibility block), hiragana, katakana and Hangul syllables
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 def has_real_text(text: str) -> bool:
@@ -42,7 +48,9 @@ def _is_real_text(visible: str) -> bool:
     """Rule 1 on a page's characters without whitespace. String methods and a regex rather than
     a loop per character, which was a large share of the engine's time on text pages."""
     if len(visible) < MIN_VISIBLE_CHARS:
-        return False
+        cjk = len(_CJK.findall(visible))
+        if len(visible) + cjk * (CJK_CHAR_WEIGHT - 1) < MIN_VISIBLE_CHARS:
+            return False
     if visible.isprintable() and "\ufffd" not in visible:
         printable = len(visible)
     else:

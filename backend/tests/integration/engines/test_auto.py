@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+from reportlab.pdfgen import canvas
+
 from app.engines.auto import AutoEngine
 from app.pdf.samples import make_born_digital_pdf
 from tests.pdf_factories import cer, make_mixed_pdf, make_scan_with_text_layer
@@ -51,3 +55,21 @@ def test_blank_pages_are_blank(tmp_path: Path) -> None:
     make_born_digital_pdf(tmp_path / "blank.pdf", pages=20, blank=True)
     pages = AutoEngine().recognize((tmp_path / "blank.pdf").read_bytes(), 1)
     assert [(p.page_number, p.text) for p in pages] == [(n, "") for n in range(1, 21)]
+
+
+def test_a_short_cjk_text_layer_is_the_page_text(tmp_path: Path) -> None:
+    """Three Japanese characters are a title, not noise to OCR (with English models, tesseract
+    turned them into Latin junk)."""
+    pdfmetrics.registerFont(UnicodeCIDFont("HeiseiMin-W3"))
+    pdf = canvas.Canvas(str(tmp_path / "cjk.pdf"))
+    for title in ("日本語", "あいうえお", "Page 3"):
+        pdf.setFont("HeiseiMin-W3", 14)
+        pdf.drawString(72, 720, title)
+        pdf.showPage()
+    pdf.save()
+    pages = AutoEngine().recognize((tmp_path / "cjk.pdf").read_bytes(), 1)
+    assert [(p.text.strip(), p.source) for p in pages[:2]] == [
+        ("日本語", "text-layer"),
+        ("あいうえお", "text-layer"),
+    ]
+    assert pages[2].source == "ocr"  # a short Latin text layer still goes to OCR
