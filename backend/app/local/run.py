@@ -17,6 +17,7 @@ from app.core.errors import InvalidInputError, OCRError
 from app.local.stack import LocalStack, cli_matter
 from app.local.workers import WorkerProcesses
 from app.models.document import Document, DocumentStatus
+from app.services.documents import DocumentStatusReport
 from app.services.planner import StartedDocument
 
 
@@ -153,16 +154,16 @@ async def _wait(
         disable=not show_progress,
         transient=False,
     )
-    finished: dict[UUID, Document] = {}
+    finished: dict[UUID, DocumentStatusReport] = {}  # a finished document is not asked again
     with progress:
         task = progress.add_task("OCR", total=total_pages, chunks=f"0/{total_chunks}")
         while len(finished) < len(docs):
             pages = chunks = 0
             for d in docs:
                 doc_id = d.document.id
-                report = await stack.documents.status(doc_id, with_failed=False)
+                report = finished.get(doc_id) or await stack.documents.status(doc_id, with_failed=False)
                 if report.finished:
-                    finished.setdefault(doc_id, report.document)
+                    finished[doc_id] = report
                 pages += report.progress.pages_completed
                 chunks += report.progress.completed
             progress.update(task, completed=pages, chunks=f"{chunks}/{total_chunks}")
@@ -170,7 +171,7 @@ async def _wait(
                 raise OCRError("every worker process exited before the documents finished")
             if len(finished) < len(docs):
                 await asyncio.sleep(0.1)
-    return finished
+    return {doc_id: report.document for doc_id, report in finished.items()}
 
 
 def print_report(report: RunReport, *, as_json: bool) -> None:
