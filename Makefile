@@ -8,8 +8,12 @@ TOOLS_UV := $(CURDIR)/.tools/bin/uv
 ifeq ($(origin UV),undefined)
 UV := $(or $(shell command -v uv 2>/dev/null),$(TOOLS_UV))
 endif
-APT_PACKAGES := tesseract-ocr tesseract-ocr-eng ghostscript poppler-utils fonts-dejavu-core chromium util-linux
-BREW_PACKAGES := tesseract ghostscript poppler
+# Tesseract's languages: its codes (rus, chi_sim) or Debian's package suffixes (chi-sim, script-latn),
+# space-separated. The default is what the test suite reads: English, orientation data, Russian, German.
+TESSERACT_LANGS ?= eng osd rus deu
+TESSERACT_PACKAGES = $(foreach lang,$(TESSERACT_LANGS),tesseract-ocr-$(subst _,-,$(lang)))
+APT_PACKAGES = tesseract-ocr ghostscript poppler-utils qpdf fonts-dejavu-core chromium util-linux $(TESSERACT_PACKAGES)
+BREW_PACKAGES := tesseract tesseract-lang ghostscript poppler qpdf
 UV_INSTALL_DOCS := https://docs.astral.sh/uv/getting-started/installation/
 PYTEST_ARGS ?=
 
@@ -28,12 +32,23 @@ AS_ROOT_WITH_APT := [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-system-deps: ## install tesseract, ghostscript, poppler, fonts, setpriv with apt (root only; else one line naming what is missing)
-	@missing=""; \
-	for bin in tesseract gs pdftotext chromium $$([ "$$(uname)" = Linux ] && echo setpriv); do \
+system-deps: ## install tesseract and its TESSERACT_LANGS, ghostscript, poppler, qpdf, fonts, setpriv with apt (root only; else one line naming what is missing)
+	@missing=""; installed=""; \
+	for bin in tesseract gs pdftotext qpdf chromium $$([ "$$(uname)" = Linux ] && echo setpriv); do \
 		command -v $$bin >/dev/null || missing="$$missing $$bin"; \
 	done; \
 	[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing="$$missing fonts"; \
+	if command -v tesseract >/dev/null; then \
+		installed=" $$(tesseract --list-langs 2>/dev/null | { read -r _; while read -r l; do printf '%s ' "$$l"; done; })"; \
+	fi; \
+	for lang in $(TESSERACT_LANGS); do \
+		[ -n "$$installed" ] || break; \
+		package="tesseract-ocr-$${lang//_/-}"; \
+		case "$$installed" in *" $${lang//-/_} "*) continue;; esac; \
+		command -v dpkg-query >/dev/null && dpkg-query -W -f='$${Status}' "$$package" 2>/dev/null \
+			| { read -r status; [ "$$status" = "install ok installed" ]; } && continue; \
+		missing="$$missing $$package"; \
+	done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if $(AS_ROOT_WITH_APT); then \
 		echo "installing$$missing with apt"; \

@@ -1,4 +1,4 @@
-"""Every benchmark, one table: `make bench` (about 9 minutes on 2 cores).
+"""Every benchmark, one table: `make bench` (about 16 minutes on 2 cores).
 
 Each benchmark runs in its own process (so one's memory or event loop cannot colour the
 next) and prints its rows; the rows of all of them are printed again at the end as one
@@ -23,6 +23,9 @@ from bench._env import HEADER, NAME_WIDTH
 # name: (arguments of a real run, arguments of a smoke run)
 BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "scanned": ([], ["--pages", "1", "--repeat", "1", "--warmup", "0"]),
+    "dense": ([], ["--pages", "1", "--repeat", "1", "--warmup", "0"]),
+    "searchable": ([], ["--pages", "1", "--repeat", "1", "--warmup", "0"]),
+    "quality": ([], ["--pages", "2"]),
     "born_digital": ([], ["--pages", "40", "--repeat", "1", "--warmup", "0"]),
     "claims": ([], ["--chunks", "300", "--clients", "4", "--repeat", "1"]),
     "recovery": ([], ["--pages", "2", "--threshold", "4", "--sweep", "1"]),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
+import textwrap
 from pathlib import Path
 
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
-from app.pdf.samples import DPI, page_text, render_scan, wrapped
+from app.pdf.samples import DPI, PAGE_INCHES, SENTENCES, font, page_text, render_scan, wrapped
 
 
 def degrade_scan(image: Image.Image, seed: int) -> Image.Image:
@@ -41,3 +42,36 @@ def make_degraded_scan_pdf(path: Path, pages: int, seed: int = 0) -> list[str]:
     first = next(images)
     first.save(path, "PDF", resolution=DPI, save_all=True, append_images=images, quality=40)
     return [wrapped(t) for t in texts]
+
+
+DENSE_POINTS = 10.0
+DENSE_COLUMNS = 92  # characters a line: a full 7-inch measure of 10-point serif
+DENSE_LINES = 54  # 10 points on 12.5 of leading fill 9.4 of the page's 11 inches
+
+
+def make_dense_scan_pdf(path: Path, pages: int, seed: int = 0) -> list[str]:
+    """An image-only PDF of `pages` clean, dense prose pages at 300 DPI (about 4,500 characters a
+    page, two to three times the degraded scan's), stored losslessly: the kind of page where
+    tesseract's own time is almost all there is. Returns each page's text as laid out."""
+    texts, images = [], []
+    for index in range(pages):
+        rng = random.Random(seed * 100_003 + index)
+        words = " ".join(rng.choice(SENTENCES) for _ in range(DENSE_LINES * 2))
+        lines = textwrap.wrap(words, width=DENSE_COLUMNS)[:DENSE_LINES]
+        texts.append("\n".join(lines))
+        images.append(_dense_page(lines))
+    images[0].save(path, "PDF", resolution=DPI, save_all=True, append_images=images[1:])
+    return texts
+
+
+def _dense_page(lines: list[str]) -> Image.Image:
+    width, height = (round(x * DPI) for x in PAGE_INCHES)
+    image = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(image)
+    face = font(DENSE_POINTS)
+    leading = round(DENSE_POINTS * 1.25 * DPI / 72)
+    y = round(0.8 * DPI)
+    for line in lines:
+        draw.text((round(0.75 * DPI), y), line, font=face, fill=0)
+        y += leading
+    return image

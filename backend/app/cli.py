@@ -1,8 +1,9 @@
 """The `chunk-ocr` command.
 
 Errors reach the terminal as one line (`chunk-ocr: error: ...`), never a
-traceback. Exit codes: 0 success, 1 a document failed or a service was
-unreachable (try again), 2 bad input or configuration.
+traceback. Exit codes (ExitCode): 0 success, 1 a document failed or a service
+was unreachable (try again), 2 bad input or configuration, 3 `run` finished
+but some pages could not be read (their text is missing from the output).
 """
 
 from __future__ import annotations
@@ -21,9 +22,13 @@ from app.core.config import Settings, load_settings
 from app.core.errors import OCRError
 from app.core.logging import configure_logging
 from app.engines.registry import available_engines
-from app.local.workers import WorkerProcesses, worker_env
+from app.local.exit_codes import ExitCode
+from app.local.workers import WorkerProcesses, run_log_path, worker_env
 
 ENGINES = available_engines()
+_LANG_HELP = (
+    "the document's language, tesseract's codes joined by +: rus, eng+deu (default: OCR_LANGUAGE, eng)"
+)
 
 
 def _positive(value: str) -> int:
@@ -43,9 +48,22 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         default=Path("."),
-        help="directory for <stem>.txt and <stem>.json (default: the current directory)",
+        help="directory for <stem>.txt, <stem>.json and <stem>.ocr.pdf (default: the current directory)",
+    )
+    run.add_argument(
+        "--output",
+        dest="outputs",
+        type=_outputs,
+        default=DEFAULT_OUTPUTS,
+        metavar="LIST",
+        help=(
+            "files to write, comma-separated from txt, json, pdf (default: txt,json). pdf is the searchable "
+            "PDF: the original with an invisible text layer over each OCR'd word; it is built only when "
+            "asked for, as it is a whole copy of the input"
+        ),
     )
     run.add_argument("--engine", choices=ENGINES, default=None, help="OCR engine (default: OCR_ENGINE, auto)")
+    run.add_argument("--lang", dest="language", default=None, metavar="LANG", help=_LANG_HELP)
     run.add_argument("--chunk-pages", type=_positive, default=None, help="pages per chunk (default: by size)")
     run.add_argument(
         "--ocr-processes",
@@ -62,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     submit = commands.add_parser("submit", help="plan, split and enqueue a PDF; print its document id")
     submit.add_argument("pdf", type=Path, metavar="PDF")
     submit.add_argument("--engine", choices=ENGINES, default=None)
+    submit.add_argument("--lang", dest="language", default=None, metavar="LANG", help=_LANG_HELP)
     submit.add_argument("--chunk-pages", type=_positive, default=None)
     submit.add_argument("--matter", type=UUID, default=None)
 
@@ -106,7 +125,12 @@ def _parser() -> argparse.ArgumentParser:
 
     result = commands.add_parser("result", help="print a completed document's result (checksum verified)")
     result.add_argument("document_id", metavar="DOC_ID")
-    result.add_argument("--format", choices=("txt", "json"), default="txt", help="default: txt")
+    result.add_argument(
+        "--format",
+        choices=("txt", "json", "pdf"),
+        default="txt",
+        help="default: txt; pdf is the searchable PDF (with --out, or stdout redirected to a file)",
+    )
     result.add_argument(
         "--out", type=Path, default=None, help="write <name>.txt or <name>.json into this directory instead"
     )
@@ -127,12 +151,40 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _usable_engine(name: str) -> str:
+def _usable_engine(name: str, language: str) -> str:
     """Build the engine once here, so a missing binary or credentials is one line, not a dead worker."""
     from app.engines.registry import get_engine
 
-    get_engine(name)
+    get_engine(name, language)
     return name
+
+
+def _usable_language(engine: str, language: str) -> str:
+    """Well formed and, for an engine that reads with tesseract, installed here: otherwise one
+    line and exit 2, before any server or worker starts."""
+    from app.core.languages import check_language
+    from app.engines.specs import engine_spec
+
+    check_language(language)
+    if engine_spec(engine).tesseract_languages:
+        from app.engines.languages import require_languages
+
+        require_languages(language)
+    return language
+
+
+OUTPUTS = ("txt", "json", "pdf")
+DEFAULT_OUTPUTS = ("txt", "json")
+
+
+def _outputs(value: str) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    unknown = [part for part in chosen if part not in OUTPUTS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: give one or more of {', '.join(OUTPUTS)}, comma-separated"
+        )
+    return chosen
 
 
 def _early_workers(settings: Settings, args: argparse.Namespace) -> WorkerProcesses | None:
@@ -140,9 +192,13 @@ def _early_workers(settings: Settings, args: argparse.Namespace) -> WorkerProces
     its start-up (about a second) then overlaps ours and the planning."""
     if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
         return None  # embedded servers: their URLs exist only once they are started
-    engine = args.engine or settings.ocr_engine
+    update = {
+        "ocr_engine": args.engine or settings.ocr_engine,
+        "ocr_language": args.language,
+        "searchable_pdf": "pdf" in args.outputs,
+    }
     return WorkerProcesses.start(
-        args.ocr_processes, worker_env(settings.model_copy(update={"ocr_engine": engine}))
+        args.ocr_processes, worker_env(settings.model_copy(update=update)), run_log_path(settings.data_dir)
     )
 
 
@@ -151,11 +207,19 @@ async def _run(settings: Settings, args: argparse.Namespace, started: float) -> 
     # worker's start-up is what the first page waits for.
     processes = _early_workers(settings, args)
     try:
-        engine = _usable_engine(args.engine or settings.ocr_engine)
+        engine = _usable_engine(args.engine or settings.ocr_engine, args.language)
         from app.local.run import print_report, run_pdfs
         from app.local.stack import open_stack
 
-        stack = await open_stack(settings.model_copy(update={"ocr_engine": engine}))
+        stack = await open_stack(
+            settings.model_copy(
+                update={
+                    "ocr_engine": engine,
+                    "ocr_language": args.language,
+                    "searchable_pdf": "pdf" in args.outputs,
+                }
+            )
+        )
     except BaseException:
         if processes is not None:
             processes.stop(grace_seconds=5)
@@ -165,7 +229,9 @@ async def _run(settings: Settings, args: argparse.Namespace, started: float) -> 
             stack,
             list(args.pdfs),
             out_dir=args.out,
+            outputs=args.outputs,
             engine=engine,
+            language=args.language,
             chunk_pages=args.chunk_pages,
             ocr_processes=args.ocr_processes,
             matter_id=args.matter,
@@ -182,8 +248,17 @@ async def _run(settings: Settings, args: argparse.Namespace, started: float) -> 
 async def _submit(settings: Settings, args: argparse.Namespace) -> int:
     from app.local.documents import submit
 
-    engine = _usable_engine(args.engine or settings.ocr_engine)
-    print(await submit(settings, args.pdf, engine=engine, chunk_pages=args.chunk_pages, matter=args.matter))
+    engine = _usable_engine(args.engine or settings.ocr_engine, args.language)
+    print(
+        await submit(
+            settings,
+            args.pdf,
+            engine=engine,
+            language=args.language,
+            chunk_pages=args.chunk_pages,
+            matter=args.matter,
+        )
+    )
     return 0
 
 
@@ -330,6 +405,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         match args.command:
             case "run":
                 _check_inputs(args.pdfs)
+                args.language = _usable_language(
+                    args.engine or settings.ocr_engine, args.language or settings.ocr_language
+                )
                 args.ocr_processes = args.ocr_processes or settings.ocr_process_count
                 return asyncio.run(_run(settings, args, started))
             case "serve":
@@ -339,6 +417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             case "result":
                 return asyncio.run(_result(settings, args))
             case "submit":
+                args.language = _usable_language(
+                    args.engine or settings.ocr_engine, args.language or settings.ocr_language
+                )
                 return asyncio.run(_submit(settings, args))
             case "worker":
                 return _worker(settings)
@@ -352,10 +433,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return asyncio.run(_db_migrate(settings, args))
     except OCRError as exc:
         print(f"chunk-ocr: error: {exc}", file=sys.stderr)
-        return 1 if exc.retryable else 2
+        return ExitCode.FAILED if exc.retryable else ExitCode.BAD_INPUT
     except KeyboardInterrupt:
-        return 130
-    return 2  # pragma: no cover - argparse refuses unknown commands first
+        return ExitCode.INTERRUPTED
+    return ExitCode.BAD_INPUT  # pragma: no cover - argparse refuses unknown commands first
 
 
 if __name__ == "__main__":

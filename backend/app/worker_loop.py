@@ -13,7 +13,7 @@ without Redis ended every worker. A dead worker leaves its chunks
   re-enqueues from the database at once (a restarted Redis lost its queue)
   and frees the in-progress keys of jobs the outage cut short;
 - writes its health record with the state of Redis and the database, and
-  advertises the engines it can run;
+  advertises the engines it can run and the languages its tesseract reads;
 - on shutdown, still stops its OCR processes when Redis is gone.
 
 Both entry points run it: `chunk-ocr worker` builds it directly, and
@@ -153,7 +153,8 @@ class ChunkOcrWorker(Worker):
         await asyncio.sleep(_OUTAGE_BACKOFF.delay(self._redis_failures))
 
     async def record_health(self) -> None:
-        """arq's health record (its `--check` reads it), with our dependencies; engines advertised."""
+        """arq's health record (its `--check` reads it), with our dependencies; engines and languages
+        advertised."""
         now = time.time()
         if now - self._last_health_check < self.health_check_interval:
             return
@@ -161,7 +162,9 @@ class ChunkOcrWorker(Worker):
         runtime = self.ctx.get("runtime")
         if runtime is not None:
             await self._check_database(runtime)
-            await ArqJobQueue(self.pool).advertise_engines(runtime.engines.available)
+            queue = ArqJobQueue(self.pool)
+            await queue.advertise_engines(runtime.engines.available)
+            await queue.advertise_languages(runtime.engines.languages)
         ongoing = sum(not t.done() for t in self.tasks.values())
         info = (
             f"{time.strftime('%b-%d %H:%M:%S')} j_complete={self.jobs_complete} "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
 from pathlib import Path
@@ -59,23 +60,44 @@ def ranges(page_count: int, chunk_pages: int) -> list[ChunkRange]:
     ]
 
 
-def pdf_with_a_refused_page(path: Path, kinds: str) -> Path:
-    """Pages by kind: 'd' a born-digital text page, 'w' a page tesseract refuses (make_wide_page_pdf)."""
+def pdf_with_an_unreadable_page(path: Path, kinds: str) -> Path:
+    """Pages by kind: 'd' a born-digital text page, 'h' a page too large to OCR at any useful
+    resolution (make_huge_page_pdf: the engines record it as a failed page, page_too_large)."""
     from pypdf import PdfReader, PdfWriter
 
     from app.pdf.samples import make_born_digital_pdf
-    from tests.pdf_factories import make_wide_page_pdf
+    from tests.pdf_factories import make_huge_page_pdf
 
     writer = PdfWriter()
     for index, kind in enumerate(kinds):
         part = path.with_suffix(f".part{index}.pdf")
-        if kind == "w":
-            make_wide_page_pdf(part)
+        if kind == "h":
+            make_huge_page_pdf(part)
         else:
             make_born_digital_pdf(part, 1, seed=index)
         writer.append(PdfReader(part))
     writer.write(path)
     return path
+
+
+async def lose_chunk_input(
+    pool: asyncpg.Pool, storage_root: Path, document_id: UUID, chunk_index: int
+) -> None:
+    """Delete a planned chunk's input object from local storage (a lost object: the worker fails
+    the chunk with the permanent object_not_found, and the document needs a person)."""
+    path = await pool.fetchval(
+        "select input_storage_path from document_ocr_chunks where document_id = $1 and chunk_index = $2",
+        document_id,
+        chunk_index,
+    )
+    assert path, f"chunk {chunk_index} of {document_id} has no input object"
+    await asyncio.to_thread(_unlink_object, storage_root, path)
+
+
+def _unlink_object(storage_root: Path, path: str) -> None:
+    """The local store keeps an object at <root>/<bucket>/<path>."""
+    (found,) = list(storage_root.glob(f"*/{path}"))
+    found.unlink()
 
 
 def checksum(data: bytes) -> str:

@@ -15,14 +15,17 @@ from app.engines.pool import recognize_in_process
 
 
 class RecordingPool(Executor):
-    """Passes every task to the real pool; remembers (engine, first page) of each engine run."""
+    """Passes every task to the real pool; remembers (engine, first page) of each engine run, and
+    the language it was asked to read in."""
 
     def __init__(self, pool: Executor) -> None:
         self.pool = pool
         self.runs: list[tuple[str, int]] = []
+        self.languages: list[str] = []
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         if fn is recognize_in_process:
-            engine, _pdf, first_page = args
+            engine, _pdf, first_page, language, *_lost = args
             self.runs.append((engine, first_page))
+            self.languages.append(language)
         return self.pool.submit(fn, *args, **kwargs)

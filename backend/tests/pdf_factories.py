@@ -113,10 +113,21 @@ def make_wide_page_pdf(path: Path) -> None:
 
 
 def make_oversized_page_pdf(path: Path) -> None:
-    """A 200 x 200 inch page (the largest PDF allows): 3.6 gigapixels at 300 DPI, refused unrendered."""
+    """A 200 x 200 inch page (the largest PDF 1.7 allows without UserUnit): 3.6 gigapixels at
+    300 DPI, so it is OCR'd at the resolution that fits the pixel cap (63 DPI)."""
     pdf = canvas.Canvas(str(path), pagesize=(14400, 14400))
     pdf.setFont("Helvetica", 400)
     pdf.drawString(100, 100, "A poster nobody can render at 300 DPI")
+    pdf.showPage()
+    pdf.save()
+
+
+def make_huge_page_pdf(path: Path) -> None:
+    """A 2,778 x 1,389 inch page: past PDF's own size limit, but PDFium opens it; too large to OCR
+    at any resolution worth it (50 DPI is 9.6 gigapixels)."""
+    pdf = canvas.Canvas(str(path), pagesize=(200_000, 100_000))
+    pdf.setFont("Helvetica", 4000)
+    pdf.drawString(1000, 1000, "HUGE")
     pdf.showPage()
     pdf.save()
 

@@ -50,6 +50,14 @@ class FakeStorage:
                     del self.fail_uploads[index]
                     return answer
             return self._upload(name, request)
+        if request.method == "POST" and path.startswith(f"object/sign/{self.bucket}/"):
+            name = path.removeprefix(f"object/sign/{self.bucket}/")
+            if name not in self.objects:
+                return _error(400, "not_found", "Object not found", status_code="404")
+            expires = int(json.loads(request.content)["expiresIn"])
+            return httpx.Response(
+                200, json={"signedURL": f"/object/sign/{self.bucket}/{name}?token=fake-{expires}"}
+            )
         if request.method == "GET" and path.startswith(f"object/info/{self.bucket}/"):
             name = path.removeprefix(f"object/info/{self.bucket}/")
             if name not in self.objects:

@@ -8,7 +8,7 @@
 --
 -- Files run in name order ([db.migrations] schema_paths in supabase/config.toml):
 --   10_tables.sql     tables and their indexes
---   20_triggers.sql   updated_at, the status state machine, the chunk's engine
+--   20_triggers.sql   updated_at, the status state machine, the chunk's engine and language
 --   30_functions.sql  the lease protocol and every other ocr_* function the service calls
 --   40_access.sql     row level security, grants, the storage bucket
 --
@@ -41,6 +41,8 @@ create index matter_members_user_idx on public.matter_members (user_id);
 -- One PDF to OCR, its status and its merged result.
 --   ocr_status: pending -> processing -> completed | failed (completed only by the merge)
 --   engine: the engine every chunk of the document runs (its chunks carry a copy)
+--   language: what its pages are read in, tesseract's codes joined by + (eng, eng+deu, chi_sim;
+--             app.core.languages states the same pattern); its chunks carry a copy too
 --   finalize_*: the merge's lease, fenced like a chunk's by (worker id, attempt)
 create table public.documents (
     id uuid primary key default gen_random_uuid(),
@@ -63,12 +65,19 @@ create table public.documents (
         check (finalize_worker_id is null or length(finalize_worker_id) between 1 and 200),
     finalize_attempt integer not null default 0 check (finalize_attempt >= 0),
     finalize_heartbeat_at timestamptz,
+    pages_failed integer not null default 0
+        constraint documents_pages_failed_check check (pages_failed >= 0 and pages_failed <= page_count),
+    language text not null default 'eng'
+        check (length(language) between 1 and 200
+               and language ~ '^[A-Za-z][A-Za-z0-9_]*(\+[A-Za-z][A-Za-z0-9_]*)*$'),
     -- lets chunks reference (id, matter_id) so a chunk can never sit in another matter
     unique (id, matter_id),
     -- a completed document always points at a checksummed merged result
     constraint documents_check
         check (ocr_status <> 'completed' or (result_storage_path is not null and result_checksum is not null))
 );
+comment on column public.documents.pages_failed is
+    'pages of the merged result that could not be read (see failed_pages in result.json); 0 when every page was read';
 -- a matter's documents, newest first
 create index documents_matter_idx on public.documents (matter_id, created_at desc);
 
@@ -106,6 +115,10 @@ create table public.document_ocr_chunks (
     -- the document's engine, filled in by the document_ocr_chunks_engine trigger
     -- (the check still allows null: the column was added nullable and backfilled)
     engine text not null check (engine is null or length(engine) between 1 and 64),
+    -- the document's language, filled in by the same trigger
+    language text not null
+        check (length(language) between 1 and 200
+               and language ~ '^[A-Za-z][A-Za-z0-9_]*(\+[A-Za-z][A-Za-z0-9_]*)*$'),
     constraint document_ocr_chunks_document_fk foreign key (document_id, matter_id)
         references public.documents (id, matter_id) on delete cascade,
     constraint document_ocr_chunks_document_chunk_key unique (document_id, chunk_index),

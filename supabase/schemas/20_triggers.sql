@@ -68,9 +68,9 @@ create trigger document_ocr_chunks_status_guard
     before insert or update of status on public.document_ocr_chunks
     for each row execute function public.ocr_chunk_status_guard();
 
--- The chunk's engine ------------------------------------------------------------------
--- The engine is the document's: every new chunk row gets it without the writer
--- naming it (ocr_create_chunks inserts without it).
+-- The chunk's engine and language ----------------------------------------------------
+-- Both are the document's: every new chunk row gets them without the writer naming them
+-- (ocr_create_chunks inserts without either).
 
 create function public.ocr_chunk_engine_from_document()
 returns trigger
@@ -78,8 +78,11 @@ language plpgsql
 set search_path = ''
 as $$
 begin
-    if new.engine is null then
-        select d.engine into new.engine from public.documents d where d.id = new.document_id;
+    if new.engine is null or new.language is null then
+        select coalesce(new.engine, d.engine), coalesce(new.language, d.language)
+          into new.engine, new.language
+          from public.documents d
+         where d.id = new.document_id;
     end if;
     return new;
 end;

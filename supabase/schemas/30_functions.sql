@@ -22,15 +22,17 @@ create function public.ocr_create_document(
     p_file_sha256 text,
     p_id uuid default null,
     p_source_path text default null,
-    p_engine text default null
+    p_engine text default null,
+    p_language text default null
 )
 returns setof public.documents
 language sql
 set search_path = ''
 as $$
-    insert into public.documents (id, matter_id, filename, source_path, page_count, file_sha256, engine)
+    insert into public.documents
+        (id, matter_id, filename, source_path, page_count, file_sha256, engine, language)
     values (coalesce(p_id, gen_random_uuid()), p_matter_id, p_filename, p_source_path, p_page_count,
-            p_file_sha256, coalesce(p_engine, 'auto'))
+            p_file_sha256, coalesce(p_engine, 'auto'), coalesce(p_language, 'eng'))
     returning *;
 $$;
 
@@ -305,6 +307,25 @@ begin
         end if;
     end loop;
 end;
+$$;
+
+-- A claim whose answer was lost: each claim is made under a holder id unique to it (the
+-- worker's id and a nonce), and a worker whose claim call failed asks first for the chunk that
+-- holder already holds, so a claim that committed before the connection dropped is taken up,
+-- not left `processing` for the stale sweep. Processing rows are few (at most the fleet's job
+-- slots) and the stale sweep's partial index lists exactly them.
+create function public.ocr_held_chunk(p_worker_id text)
+returns setof public.document_ocr_chunks
+language sql
+stable
+set search_path = ''
+as $$
+    select *
+      from public.document_ocr_chunks
+     where status = 'processing'
+       and worker_id = p_worker_id
+     order by processing_started_at desc
+     limit 1;
 $$;
 
 -- Extend the lease; false when it is lost (the worker stops and writes nothing).
@@ -617,13 +638,15 @@ begin
 end;
 $$;
 
--- Write the merged result and complete the document, under the lease.
+-- Write the merged result and complete the document, under the lease, with how many of its
+-- pages could not be read.
 create function public.ocr_complete_finalize(
     p_document_id uuid,
     p_worker_id text,
     p_attempt integer,
     p_result_storage_path text,
-    p_result_checksum text
+    p_result_checksum text,
+    p_pages_failed integer default 0
 )
 returns setof public.documents
 language plpgsql
@@ -635,6 +658,7 @@ begin
            set ocr_status = 'completed',
                result_storage_path = p_result_storage_path,
                result_checksum = p_result_checksum,
+               pages_failed = p_pages_failed,
                error_message = null,
                ocr_completed_at = case when ocr_status = 'completed'
                                        then coalesce(ocr_completed_at, now()) else now() end,

@@ -6,7 +6,7 @@
 -- or a worker, which connect as the service role (BYPASSRLS), check the caller's role
 -- themselves and change state only through the ocr_* functions. The columns the
 -- service trusts (status, storage paths, checksums, page counts, source path, engine,
--- the finalize lease) are writable by the service role only.
+-- language, the finalize lease) are writable by the service role only.
 
 -- Membership, for RLS policies and for clients --------------------------------------
 -- Security definer: they read matter_members without recursing into its own policy.
@@ -109,7 +109,7 @@ grant all on public.matters, public.matter_members, public.documents,
 -- function whoever writes. Everything the service calls is the service role's alone.
 
 revoke execute on function
-    public.ocr_create_document(uuid, text, integer, text, uuid, text, text),
+    public.ocr_create_document(uuid, text, integer, text, uuid, text, text, text),
     public.ocr_get_document(uuid),
     public.ocr_delete_document(uuid),
     public.ocr_get_or_create_matter(text),
@@ -118,6 +118,7 @@ revoke execute on function
     public.ocr_start_document(uuid, jsonb, integer),
     public.ocr_claim_chunk(uuid, text),
     public.ocr_claim_next_chunk(text, uuid),
+    public.ocr_held_chunk(text),
     public.ocr_heartbeat_chunk(uuid, text, integer),
     public.ocr_complete_chunk(uuid, text, integer, text, text),
     public.ocr_fail_chunk(uuid, text, integer, text, text, boolean),
@@ -129,7 +130,7 @@ revoke execute on function
     public.ocr_documents_ready_to_merge(integer, double precision),
     public.ocr_claim_finalize(uuid, text, double precision),
     public.ocr_heartbeat_finalize(uuid, text, integer),
-    public.ocr_complete_finalize(uuid, text, integer, text, text),
+    public.ocr_complete_finalize(uuid, text, integer, text, text, integer),
     public.ocr_release_finalize(uuid, text, integer, text),
     public.ocr_get_chunk(uuid),
     public.ocr_list_chunks(uuid, text, integer),
@@ -141,7 +142,7 @@ revoke execute on function
     public.ocr_document_progress_for_user(uuid, uuid)
     from public, anon, authenticated;
 grant execute on function
-    public.ocr_create_document(uuid, text, integer, text, uuid, text, text),
+    public.ocr_create_document(uuid, text, integer, text, uuid, text, text, text),
     public.ocr_get_document(uuid),
     public.ocr_delete_document(uuid),
     public.ocr_get_or_create_matter(text),
@@ -150,6 +151,7 @@ grant execute on function
     public.ocr_start_document(uuid, jsonb, integer),
     public.ocr_claim_chunk(uuid, text),
     public.ocr_claim_next_chunk(text, uuid),
+    public.ocr_held_chunk(text),
     public.ocr_heartbeat_chunk(uuid, text, integer),
     public.ocr_complete_chunk(uuid, text, integer, text, text),
     public.ocr_fail_chunk(uuid, text, integer, text, text, boolean),
@@ -161,7 +163,7 @@ grant execute on function
     public.ocr_documents_ready_to_merge(integer, double precision),
     public.ocr_claim_finalize(uuid, text, double precision),
     public.ocr_heartbeat_finalize(uuid, text, integer),
-    public.ocr_complete_finalize(uuid, text, integer, text, text),
+    public.ocr_complete_finalize(uuid, text, integer, text, text, integer),
     public.ocr_release_finalize(uuid, text, integer, text),
     public.ocr_get_chunk(uuid),
     public.ocr_list_chunks(uuid, text, integer),

@@ -6,7 +6,7 @@ import hashlib
 from datetime import datetime
 from uuid import UUID
 
-from app.models.document import Document, DocumentStatus
+from app.models.document import Document, DocumentStatus, ProgressStatus
 from app.models.ocr_chunk import CamelModel, ChunkProgress, ChunkStatus, DocumentOCRChunk
 from app.models.results import MergedResult
 
@@ -15,7 +15,7 @@ class ProgressView(CamelModel):
     """What a frontend polls: counts per status, pages, percent, status, and an ETA once known."""
 
     document_id: UUID
-    status: DocumentStatus
+    status: ProgressStatus  # completed_with_errors: finished, pages_failed pages could not be read
     total: int
     pending: int
     processing: int
@@ -23,6 +23,7 @@ class ProgressView(CamelModel):
     failed: int
     pages_done: int
     pages_total: int
+    pages_failed: int  # known once the document is merged: pages it has no text for
     percent: float
     eta_seconds: float | None
     updated_at: datetime
@@ -31,7 +32,7 @@ class ProgressView(CamelModel):
     def of(cls, document: Document, progress: ChunkProgress, now: datetime) -> ProgressView:
         return cls(
             document_id=document.id,
-            status=document.ocr_status,
+            status=document.progress_status,
             total=progress.total,
             pending=progress.pending,
             processing=progress.processing,
@@ -39,6 +40,7 @@ class ProgressView(CamelModel):
             failed=progress.failed,
             pages_done=progress.pages_completed,
             pages_total=progress.pages_total,
+            pages_failed=document.pages_failed,
             percent=100.0 if document.ocr_status is DocumentStatus.COMPLETED else progress.percent,
             eta_seconds=_eta(document, progress, now),
             updated_at=document.updated_at,
@@ -81,8 +83,10 @@ class DocumentView(CamelModel):
     file_sha256: str
     ocr_status: DocumentStatus
     engine: str
+    language: str  # tesseract's codes its pages are read in: eng, rus, eng+deu
     result_checksum: str | None
     error_message: str | None
+    pages_failed: int
     ocr_started_at: datetime | None
     ocr_completed_at: datetime | None
     created_at: datetime
@@ -106,6 +110,7 @@ class ChunkView(CamelModel):
     attempt_count: int
     max_attempts: int
     engine: str
+    language: str
     error_code: str | None
     error_message: str | None
     error_retryable: bool | None
@@ -126,19 +131,36 @@ class StartedView(CamelModel):
     chunks: int
 
 
+class PageErrorView(CamelModel):
+    code: str
+    message: str
+
+
 class PageView(CamelModel):
     page_number: int
     text: str
     confidence: float
     source: str
+    error: PageErrorView | None  # the page could not be read; its text is empty
+    rotation: int | None  # degrees it was turned clockwise before OCR
+    skew: float | None  # degrees of skew straightened before OCR
+
+
+class FailedPageView(CamelModel):
+    page_number: int
+    code: str
+    message: str
 
 
 class ResultView(CamelModel):
     document_id: UUID
     filename: str
     page_count: int
+    status: ProgressStatus  # completed, or completed_with_errors when failed_pages is not empty
+    language: str | None  # what the pages were read in (None: a result merged before languages)
     mean_confidence: float
     low_confidence_pages: list[int]
+    failed_pages: list[FailedPageView]
     pages: list[PageView]
     text: str
 
@@ -148,10 +170,21 @@ class ResultView(CamelModel):
             document_id=merged.document_id,
             filename=merged.filename,
             page_count=merged.page_count,
+            status=ProgressStatus.COMPLETED_WITH_ERRORS if merged.failed_pages else ProgressStatus.COMPLETED,
+            language=merged.language,
             mean_confidence=merged.mean_confidence,
             low_confidence_pages=list(merged.low_confidence_pages),
+            failed_pages=[FailedPageView.model_validate(f.model_dump()) for f in merged.failed_pages],
             pages=[
-                PageView(page_number=p.page_number, text=p.text, confidence=p.confidence, source=p.source)
+                PageView(
+                    page_number=p.page_number,
+                    text=p.text,
+                    confidence=p.confidence,
+                    source=p.source,
+                    error=PageErrorView.model_validate(p.error.model_dump()) if p.error else None,
+                    rotation=p.rotation,
+                    skew=p.skew,
+                )
                 for p in merged.pages
             ],
             text=merged.text(),

@@ -13,6 +13,7 @@ from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_va
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.core.errors import ConfigurationError
+from app.core.languages import DEFAULT_LANGUAGE, InvalidLanguageError, check_language
 
 # Values copied from templates and tutorials; a deployment that still carries one is misconfigured.
 _PLACEHOLDER_SECRETS = frozenset(
@@ -70,6 +71,7 @@ class Settings(BaseSettings):
     chunk_repository: RepositoryBackend | None = None  # default: supabase when its keys are set
 
     ocr_engine: str = "auto"
+    ocr_language: str = DEFAULT_LANGUAGE  # tesseract's codes for documents that name none: eng, eng+deu
     ocr_chunk_pages: Annotated[int, Field(ge=1, le=1000)] | None = None  # None: chosen per file
     ocr_max_attempts: Annotated[int, Field(ge=1, le=100)] = 3
     ocr_retry_base_seconds: Annotated[float, Field(ge=0)] = 30.0
@@ -77,6 +79,8 @@ class Settings(BaseSettings):
     stale_chunk_threshold_seconds: Annotated[float, Field(gt=0)] = 90.0
     heartbeat_interval_seconds: Annotated[float, Field(gt=0)] = 5.0
     sweep_interval_seconds: Annotated[int, Field(ge=1, le=60)] = 15
+    # Build result.pdf (the original with an invisible text layer over each OCR'd page) at finalize.
+    searchable_pdf: bool = True
     ocr_low_confidence_threshold: Annotated[float, Field(ge=0, le=1)] = 0.7
     ocr_processes: Annotated[int, Field(ge=1, le=256)] | None = None  # None: one per core
     # Limits that hold whatever a PDF says (README, "Limits"). A page tree may name one small page
@@ -117,6 +121,14 @@ class Settings(BaseSettings):
         if value == "" and info.field_name is not None:
             return cls.model_fields[info.field_name].default
         return value
+
+    @field_validator("ocr_language")
+    @classmethod
+    def _language(cls, value: str) -> str:
+        try:
+            return check_language(value)
+        except InvalidLanguageError as exc:
+            raise ValueError(str(exc).removeprefix("language: ")) from None
 
     @model_validator(mode="after")
     def _check(self) -> Self:

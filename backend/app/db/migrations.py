@@ -105,16 +105,20 @@ async def migrate(
                 f"the database has no {missing}: it is not a Supabase project; "
                 "use --plain-postgres to create local stand-ins"
             )
-        await conn.execute(
-            """
-            create schema if not exists supabase_migrations;
-            create table if not exists supabase_migrations.schema_migrations (
-                version text primary key,
-                statements text[],
-                name text
-            );
-            """
-        )
+        # Under the lock too: "if not exists" is no guard against a second first run at the
+        # same moment (two commands starting on a new embedded database both create the schema).
+        async with conn.transaction():
+            await conn.execute("select pg_advisory_xact_lock($1)", _ADVISORY_LOCK_KEY)
+            await conn.execute(
+                """
+                create schema if not exists supabase_migrations;
+                create table if not exists supabase_migrations.schema_migrations (
+                    version text primary key,
+                    statements text[],
+                    name text
+                );
+                """
+            )
         for migration in migrations:
             async with conn.transaction():
                 await conn.execute("select pg_advisory_xact_lock($1)", _ADVISORY_LOCK_KEY)

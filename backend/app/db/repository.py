@@ -180,6 +180,7 @@ class ChunkRepository:
                 "p_page_count": document.page_count,
                 "p_file_sha256": document.file_sha256,
                 "p_engine": document.engine,
+                "p_language": document.language,
             },
             on_unique=DuplicateDocumentError,
             on_foreign_key=MatterNotFoundError,
@@ -235,8 +236,10 @@ class ChunkRepository:
         attempt: int,
         result_storage_path: str,
         result_checksum: str,
+        pages_failed: int = 0,
     ) -> Document | None:
-        """Record the merged result and complete the document; None if the lease is lost."""
+        """Record the merged result (and how many pages could not be read) and complete the
+        document; None if the lease is lost."""
         return await self._row(
             "ocr_complete_finalize",
             {
@@ -245,6 +248,7 @@ class ChunkRepository:
                 "p_attempt": attempt,
                 "p_result_storage_path": result_storage_path,
                 "p_result_checksum": result_checksum,
+                "p_pages_failed": pages_failed,
             },
             Document,
         )
@@ -366,6 +370,10 @@ class ChunkRepository:
         return await self._row(
             "ocr_claim_next_chunk", {"p_worker_id": worker_id, "p_document_id": document_id}, DocumentOCRChunk
         )
+
+    async def held(self, worker_id: str) -> DocumentOCRChunk | None:
+        """The chunk this holder's claim leased, if it committed (its answer may have been lost)."""
+        return await self._row("ocr_held_chunk", {"p_worker_id": worker_id}, DocumentOCRChunk)
 
     async def heartbeat(self, chunk_id: UUID, worker_id: str, attempt: int) -> bool:
         return await self._flag(

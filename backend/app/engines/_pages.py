@@ -2,29 +2,48 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import math
+import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-from app.engines._limits import PageMeter, current_limits
-from app.engines.errors import PageRenderError
+from app.core.errors import OCRError
+from app.core.logging import get_logger
+from app.engines._annotations import with_annotation_text
+from app.engines._limits import PageMeter, current_limits, memory_error
+from app.engines.base import PageResult, PageSource
+from app.engines.errors import PageLostError, PageRenderError, PageTooLargeError, is_page_failure
+from app.pdf.lost import PlaceholderPages, placeholder_pages
 
 RENDER_DPI = 300
-# A page larger than this at 300 DPI is refused rather than rendered: 160 MP is a 36 x 48 inch
-# drawing (A0 is 139 MP); past it one page would take gigabytes, and tesseract refuses images
-# over 32,767 pixels a side anyway.
+# A page larger than this at 300 DPI is rendered at the highest resolution that fits: 160 MP is a
+# 36 x 48 inch drawing (A0 is 139 MP) at 300 DPI; past it one page would take gigabytes.
 MAX_RENDER_PIXELS = 160_000_000
+# tesseract refuses images over 32,767 pixels a side (a long strip, a roll of paper).
+MAX_RENDER_SIDE = 32_767
+# Below this the page is refused (page_too_large): text small enough to need a page that large
+# is unreadable at lower resolutions. Every page up to PDF's own 200 x 200 inch limit fits at it.
+MIN_RENDER_DPI = 50
 # PDFium renders colour and lets PIL convert to gray in about half the time of its own grayscale
 # mode, but the colour bitmap
 # takes 3 bytes a pixel: above this size, grayscale mode keeps memory at 1 byte a pixel.
 _COLOUR_RENDER_MAX_PIXELS = 40_000_000
 
 
+log = get_logger(__name__)
+
 # The page meter of each open document (by id), when the process has a decoded-size limit.
 _meters: dict[int, PageMeter] = {}
+
+
+# Documents (by id) that may hold placeholder pages: only chunks of a repaired file do.
+_placeholders: dict[int, PlaceholderPages] = {}
 
 
 @contextmanager
@@ -33,33 +52,83 @@ def open_pdf(pdf_bytes: bytes) -> Iterator[pdfium.PdfDocument]:
         document = pdfium.PdfDocument(pdf_bytes)
     except pdfium.PdfiumError as exc:
         raise PageRenderError(f"the chunk's PDF cannot be opened: {exc}") from None
+    # Before any page is loaded: PDFium draws form fields only through a form environment (and
+    # _annotations reads them best through it). A file without a form costs one lookup.
+    with suppress(pdfium.PdfiumError):  # without one, renders leave the fields out
+        document.init_forms()
     limit = current_limits().page_decoded_bytes
     if limit is not None:
         _meters[id(document)] = PageMeter(pdf_bytes, limit)
+    if (placeholders := placeholder_pages(pdf_bytes)) is not None:
+        _placeholders[id(document)] = placeholders
     try:
         yield document
     finally:
         _meters.pop(id(document), None)
+        _placeholders.pop(id(document), None)
         document.close()
+
+
+# The file that names the task this OCR process runs (opened by pool._tracked). load_page writes
+# the page into it: when PDFium kills the process on a page (it aborts on a failed allocation,
+# or crashes on a malformed page), the pool reads which page it was, and that page alone fails.
+# One pwrite of a fixed-width record per page (about 1 us; opening the file each time was 11).
+_task_marker: tuple[int, int] | None = None  # (descriptor, task token)
+_MARKER_WIDTH = 20
+
+
+def marker_record(token: int, page_number: int | None = None) -> bytes:
+    """What the marker holds: the task's token, then the page it is on (blank before any)."""
+    page = "" if page_number is None else str(page_number)
+    return f"{token:>{_MARKER_WIDTH}} {page:>{_MARKER_WIDTH}}".encode()
+
+
+def track_task(descriptor: int | None, token: int = 0) -> None:
+    global _task_marker
+    _task_marker = (descriptor, token) if descriptor is not None else None
+
+
+def _mark_page(page_number: int) -> None:
+    if _task_marker is not None:
+        descriptor, token = _task_marker
+        with contextlib.suppress(OSError):
+            os.pwrite(descriptor, marker_record(token, page_number), 0)
 
 
 def load_page(document: pdfium.PdfDocument, index: int, page_number: int) -> pdfium.PdfPage:
     """The page, once its decoded size is within the limit (PDFium decodes its content to load it)."""
+    _mark_page(page_number)
+    if (lost := lost_page(_placeholders.get(id(document)), index, page_number)) is not None:
+        raise lost
     meter = _meters.get(id(document))
     if meter is not None:
         meter.check(index, page_number)
     try:
         return document[index]
     except pdfium.PdfiumError as exc:
-        raise PageRenderError(f"page {page_number} cannot be loaded: {exc}") from None
+        raise PageRenderError(f"page {page_number} cannot be loaded: {exc}", page=page_number) from None
 
 
-def page_text(page: pdfium.PdfPage) -> str:
-    textpage = page.get_textpage()
+def lost_page(placeholders: PlaceholderPages | None, index: int, page_number: int) -> PageLostError | None:
+    """The page's PageLostError when it stands for a page lost in a damaged file (app.pdf.lost)."""
+    reason = placeholders.reason(index) if placeholders is not None else None
+    if reason is None:
+        return None
+    return PageLostError(f"page {page_number} was lost in the damaged file: {reason}", page=page_number)
+
+
+def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = True) -> str:
+    """The page's text layer, then (annotations=True) the visible text of its FreeText notes and
+    filled form fields (_annotations)."""
     try:
-        return str(textpage.get_text_bounded()).replace("\r\n", "\n").replace("\r", "\n")
-    finally:
-        textpage.close()
+        textpage = page.get_textpage()
+        try:
+            text = str(textpage.get_text_bounded()).replace("\r\n", "\n").replace("\r", "\n")
+            return with_annotation_text(text, page, textpage) if annotations else text
+        finally:
+            textpage.close()
+    except pdfium.PdfiumError as exc:
+        raise PageRenderError(f"page {page_number}'s text cannot be read: {exc}", page=page_number) from None
 
 
 def is_empty(page: pdfium.PdfPage) -> bool:
@@ -81,20 +150,72 @@ def image_coverage(page: pdfium.PdfPage) -> float:
     return min(1.0, covered / (width * height))
 
 
+def render_dpi(page: pdfium.PdfPage, page_number: int) -> int:
+    """RENDER_DPI, or for a page too large for it the highest resolution within MAX_RENDER_PIXELS
+    and MAX_RENDER_SIDE; PageTooLargeError below MIN_RENDER_DPI."""
+    width_pt, height_pt = (float(side) for side in page.get_size())
+    if width_pt <= 0 or height_pt <= 0:
+        raise PageRenderError(f"page {page_number} has no area ({width_pt:g} x {height_pt:g} points)")
+    fits_pixels = 72 * math.sqrt(MAX_RENDER_PIXELS / (width_pt * height_pt))
+    fits_side = 72 * MAX_RENDER_SIDE / max(width_pt, height_pt)
+    dpi = min(RENDER_DPI, math.floor(fits_pixels), math.floor(fits_side))
+    if dpi < MIN_RENDER_DPI:
+        megapixels = width_pt * height_pt * (RENDER_DPI / 72) ** 2 / 1e6
+        raise PageTooLargeError(
+            f"page {page_number} is {width_pt / 72:.0f} x {height_pt / 72:.0f} inches "
+            f"({megapixels:,.0f} megapixels at {RENDER_DPI} DPI): too large to OCR "
+            f"even at {MIN_RENDER_DPI} DPI",
+            page=page_number,
+        )
+    return dpi
+
+
 def render_gray(page: pdfium.PdfPage, page_number: int, dpi: int = RENDER_DPI) -> Image.Image:
-    """The page as an 8-bit grayscale image: tesseract binarises anyway, and gray is a third the bytes."""
+    """The page as an 8-bit grayscale image: tesseract binarises anyway, and gray is a third the bytes.
+    dpi comes from render_dpi, which keeps the image within the pixel and side caps."""
     width_pt, height_pt = page.get_size()
     pixels = (width_pt * dpi / 72) * (height_pt * dpi / 72)
-    if pixels > MAX_RENDER_PIXELS:
-        raise PageRenderError(
-            f"page {page_number} is {width_pt / 72:.0f} x {height_pt / 72:.0f} inches, "
-            f"{pixels / 1e6:.0f} megapixels at {dpi} DPI: too large to render"
-        )
     try:
         bitmap = page.render(scale=dpi / 72, grayscale=pixels > _COLOUR_RENDER_MAX_PIXELS)
         image: Image.Image = bitmap.to_pil()
     except pdfium.PdfiumError as exc:
-        raise PageRenderError(f"page {page_number} cannot be rendered: {exc}") from None
+        raise PageRenderError(f"page {page_number} cannot be rendered: {exc}", page=page_number) from None
     if image.width < 2 or image.height < 2:
-        raise PageRenderError(f"page {page_number} renders to {image.width}x{image.height} pixels")
+        raise PageRenderError(
+            f"page {page_number} renders to {image.width}x{image.height} pixels", page=page_number
+        )
     return image if image.mode == "L" else image.convert("L")
+
+
+def failed_page(page_number: int, error: OCRError | MemoryError, source: PageSource = "ocr") -> PageResult:
+    """The page recorded as failed with error's code and message, when error is about the page
+    alone (engines.errors.is_page_failure, or memory it needed past OCR_PROCESS_MEMORY_MB);
+    any other error is raised again, for the chunk's attempt to fail with it."""
+    if isinstance(error, MemoryError):
+        error = memory_error(page_number)
+    elif not is_page_failure(error):
+        raise error
+    log.warning("page_failed", page=page_number, error_code=error.code, error=error.message)
+    return PageResult.failed(page_number, error.code, error.message, source)
+
+
+def without_pages(pdf_bytes: bytes, indices: list[int]) -> bytes:
+    """pdf_bytes with each page at indices (0-based) replaced by a blank page of its size. Sizes
+    come from the page tree and pages are copied whole: no page's content is parsed, so a page
+    that crashes PDFium when it is loaded is left behind without being loaded."""
+    source = pdfium.PdfDocument(pdf_bytes)
+    target = pdfium.PdfDocument.new()
+    try:
+        skipped = set(indices)
+        for index in range(len(source)):
+            if index in skipped:
+                width, height = source.get_page_size(index)
+                target.new_page(width, height).close()
+            else:
+                target.import_pages(source, [index])
+        out = io.BytesIO()
+        target.save(out)
+        return out.getvalue()
+    finally:
+        target.close()
+        source.close()

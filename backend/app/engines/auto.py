@@ -1,69 +1,54 @@
 """The default engine: the text layer where a page has real text, tesseract elsewhere.
 
-The rule, per page:
+The rule, per page, on the page's own text as PDFium gives it (before cleaning):
 
-1. Real text: at least MIN_VISIBLE_CHARS (16) non-whitespace characters, a
-   CJK character (Han, kana, Hangul) counting as CJK_CHAR_WEIGHT (6): one
-   carries about what a short word of an alphabet does, so a three-character
-   Japanese title is as much text as a 16-letter English one. Of them, at
-   least 90 % are printable (unmapped glyphs come out as U+FFFD or
-   control characters) and at least half are letters or digits (a garbage
-   OCR layer over a scan is mostly punctuation and stray marks: ``.,'~|``).
-2. A page with real text but less than SUBSTANTIAL_CHARS (200) of it, on
-   which images cover at least half the page, is a scan with a stamp (a Bates
-   number, a page header) added as text: it is OCR'd, or its body would be
-   lost.
-3. Otherwise real text is used as is (source "text-layer", confidence 1.0);
-   every other page goes to tesseract (source "ocr"), in batches.
+1. Real text: not short and not garbage, as _text_quality defines them. Short: under
+   MIN_VISIBLE_CHARS (16) visible characters, each weighted by its script (a CJK character
+   counts 6, an Arabic letter 3, ...: what one carries, and that OCR cannot read it back).
+   Garbage: what a broken text layer leaves behind - control characters and U+FFFD, private-
+   use characters from a symbol font, content-stream operators, mojibake, scripts mixed
+   inside words, or mostly marks (a garbage OCR layer over a scan: ``.,'~|``).
+2. A page with real text but less than SUBSTANTIAL_CHARS (200) of it, on which images cover
+   at least half the page, is a scan with a stamp (a Bates number, a page header) added as
+   text: it is OCR'd, or its body would be lost.
+3. Otherwise real text is used as is (source "text-layer", confidence 1.0), followed by the
+   visible text of the page's FreeText notes and filled form fields (_annotations); every
+   other page goes to tesseract (source "ocr"), in batches, whose render draws those fields
+   and notes (in a chunk cut without the document's form, where PDFium cannot draw fields,
+   their values follow the OCR'd text). The rule looks at the page's own text only: the
+   answers of a form laid over a scanned page must not stand for the scan's text.
 """
 
 from __future__ import annotations
 
-import re
-
 import pypdfium2 as pdfium
 
-from app.engines._pages import image_coverage, load_page, open_pdf, page_text
+from app.core.errors import OCRError
+from app.core.languages import DEFAULT_LANGUAGE
+from app.core.logging import get_logger
+from app.engines._annotations import with_annotation_text
+from app.engines._pages import failed_page, image_coverage, is_empty, load_page, open_pdf, page_text
+from app.engines._text_quality import garbage_reason, is_short
 from app.engines.base import PageResult
 from app.engines.tesseract import TesseractEngine
 
-MIN_VISIBLE_CHARS = 16
-CJK_CHAR_WEIGHT = 6
-MIN_PRINTABLE_SHARE = 0.9
-MIN_ALNUM_SHARE = 0.5
+log = get_logger(__name__)
+
 SUBSTANTIAL_CHARS = 200
 SCAN_IMAGE_COVERAGE = 0.5
 
 
-_NOT_ALNUM = re.compile(r"[\W_]")  # in str patterns \w is str.isalnum() plus "_"
-# Han (with extension A and the compatibility block), hiragana, katakana and Hangul syllables
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-
-
 def has_real_text(text: str) -> bool:
-    return _is_real_text("".join(text.split()))
-
-
-def _is_real_text(visible: str) -> bool:
-    """Rule 1 on a page's characters without whitespace. String methods and a regex rather than
-    a loop per character, which was a large share of the engine's time on text pages."""
-    if len(visible) < MIN_VISIBLE_CHARS:
-        cjk = len(_CJK.findall(visible))
-        if len(visible) + cjk * (CJK_CHAR_WEIGHT - 1) < MIN_VISIBLE_CHARS:
-            return False
-    if visible.isprintable() and "\ufffd" not in visible:
-        printable = len(visible)
-    else:
-        printable = sum(1 for c in visible if c.isprintable() and c != "\ufffd")
-    alnum = len(visible) - len(_NOT_ALNUM.findall(visible))
-    return printable >= MIN_PRINTABLE_SHARE * len(visible) and alnum >= MIN_ALNUM_SHARE * len(visible)
+    """Rule 1: text (a page's raw text layer) is long enough and not garbage."""
+    visible = "".join(text.split())
+    return not is_short(visible) and garbage_reason(text, visible) is None
 
 
 class AutoEngine:
     name = "auto"
 
-    def __init__(self) -> None:
-        self.tesseract = TesseractEngine()
+    def __init__(self, language: str = DEFAULT_LANGUAGE) -> None:
+        self.tesseract = TesseractEngine(language)  # what pages without real text are read in
 
     def version(self) -> str:
         return f"auto (text layer + {self.tesseract.version()})"
@@ -74,23 +59,34 @@ class AutoEngine:
         with open_pdf(pdf_bytes) as document:
             for index in range(len(document)):
                 number = first_page_number + index
-                page = load_page(document, index, number)
                 try:
-                    text = page_text(page)
-                    if _use_text_layer(text, page):
-                        results.append(PageResult(number, text, 1.0, "text-layer"))
-                    else:
-                        to_ocr.append(index)
-                finally:
-                    page.close()
+                    page = load_page(document, index, number)
+                    try:
+                        text = page_text(page, number, annotations=False)
+                        if _use_text_layer(text, page, number):
+                            text = with_annotation_text(text, page)
+                            results.append(PageResult(number, text, 1.0, "text-layer"))
+                        elif is_empty(page) and (notes := with_annotation_text("", page)):
+                            # nothing drawn for tesseract to read (it answers blank), but notes or fields
+                            results.append(PageResult(number, notes, 1.0, "text-layer"))
+                        else:  # tesseract adds the form fields its render leaves out
+                            to_ocr.append(index)
+                    finally:
+                        page.close()
+                except (OCRError, MemoryError) as exc:  # the page cannot be read: the others can
+                    results.append(failed_page(number, exc, "text-layer"))
             if to_ocr:
                 results += self.tesseract.recognize_pages(document, to_ocr, first_page_number)
         return sorted(results, key=lambda result: result.page_number)
 
 
-def _use_text_layer(text: str, page: pdfium.PdfPage) -> bool:
+def _use_text_layer(text: str, page: pdfium.PdfPage, number: int) -> bool:
     visible = "".join(text.split())
-    if not _is_real_text(visible):
+    if is_short(visible):
+        return False
+    reason = garbage_reason(text, visible)
+    if reason is not None:
+        log.debug("text_layer_rejected", page=number, reason=reason, chars=len(visible))
         return False
     if len(visible) >= SUBSTANTIAL_CHARS:
         return True

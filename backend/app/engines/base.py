@@ -35,7 +35,9 @@ PageSource = Literal["ocr", "text-layer"]
 class Word:
     text: str
     confidence: float  # 0..1
-    bbox: tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels of the 300 DPI render
+    # x0, y0, x1, y1 in pixels of the image OCR read: the page rendered at its dpi, turned clockwise
+    # by its rotation and straightened by its skew.
+    bbox: tuple[int, int, int, int]
 
 
 # PDFium puts U+0002 (U+FFFE in older builds) where a line ended in a hyphen it took for a word
@@ -46,15 +48,39 @@ _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # C0 and C1 controls but tab and newline (line breaks are newlines by now), the soft hyphen
 # U+00AD (invisible, and it splits a word for search), and noncharacters.
 _NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\xad\ufdd0-\ufdef\ufffe\uffff]")
+# Chinese and Japanese are written without spaces, but tesseract's chi_* and jpn models put one
+# between every two characters they read, and so do text layers whose producer spaced the glyphs
+# out. Han (with the radicals, the compatibility ideographs and the supplementary planes), kana,
+# bopomofo, CJK punctuation and symbols, and the fullwidth and halfwidth forms; not Hangul:
+# Korean puts spaces between words. Nor the ideographic space U+3000, which is meant.
+_CJK = (
+    "\u2e80-\u2fdf\u3001-\u303f\u3040-\u30ff\u3100-\u312f\u3190-\u31ef\u31f0-\u31ff\u3200-\u33ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff01-\uff9f\U00020000-\U0003134f"
+)
+# One space between two of them goes; a Latin word or a number among them keeps its spaces
+# ("使用 Python 编程"), and so do two spaces or more (a gap between columns).
+_CJK_SPACE = re.compile(f" (?<=[{_CJK}] )(?=[{_CJK}])")  # the space first: a fast scan
 
 
 def clean_page_text(text: str) -> str:
     """A page's text as plain text: hyphenation marks dropped, every kind of line or page
     break (a form feed from a TeX symbol font, a vertical tab, U+2028, ...) a newline, other
-    control characters removed. Idempotent."""
+    control characters removed, a single space between two CJK characters removed (spacing
+    out is not a word break in Chinese or Japanese). Idempotent."""
     text = _HYPHEN_MARK.sub("", text)
     text = _LINE_BREAKS.sub("\n", text)
-    return _NOT_TEXT.sub("", text)
+    text = _NOT_TEXT.sub("", text)
+    if text.isascii():
+        return text
+    return _CJK_SPACE.sub("", text)
+
+
+@dataclass(frozen=True, slots=True)
+class PageError:
+    """Why one page has no text: the rest of its chunk, and of its document, goes on without it."""
+
+    code: str  # the EngineError's code: page_too_large, page_render_failed, resource_limit, ...
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +90,19 @@ class PageResult:
     confidence: float  # mean word confidence, 0..1 (1.0 for a text layer, 0.0 for a blank page)
     source: PageSource
     words: tuple[Word, ...] = field(default=())
+    error: PageError | None = None  # the page could not be read (its text is empty)
+    rotation: int | None = None  # degrees the page image was turned clockwise before OCR: 0/90/180/270
+    skew: float | None = None  # degrees of counter-clockwise tilt straightened before OCR (0.0: none)
+    dpi: int | None = None  # the resolution it was OCR'd at, when not RENDER_DPI (a very large page)
 
     def __post_init__(self) -> None:
         # every engine's text meets the contract above, whatever the engine or the PDF gave
         object.__setattr__(self, "text", clean_page_text(self.text))
+
+    @classmethod
+    def failed(cls, page_number: int, code: str, message: str, source: PageSource = "ocr") -> PageResult:
+        """A page that could not be read: empty text, and why."""
+        return cls(page_number, "", 0.0, source, error=PageError(code, message))
 
 
 class OcrEngine(Protocol):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.errors import InvalidInputError, OCRError
+from app.core.errors import InvalidInputError, OCRError, ResourceLimitError
 
 
 class EngineError(OCRError):
@@ -23,6 +23,18 @@ class PageRenderError(EngineError):
     """PDFium cannot load or render a page: the page is broken, retrying will not help."""
 
     code = "page_render_failed"
+
+
+class PageTooLargeError(PageRenderError):
+    """The page is too large to render even at the lowest resolution worth OCR-ing."""
+
+    code = "page_too_large"
+
+
+class PageLostError(PageRenderError):
+    """The page was lost in a damaged file: its repair left a blank page in its place."""
+
+    code = "page_lost"
 
 
 class TesseractFailedError(EngineError):
@@ -47,3 +59,13 @@ class OcrProcessDiedError(EngineError):
 
     code = "ocr_process_died"
     retryable = True
+
+
+# Permanent errors about one page: the engines record the page as failed (PageResult.failed) and
+# go on with the others, so one unreadable page never costs its chunk or its document.
+# A retryable error (a timeout) is not among them: it fails the attempt, which runs again.
+PAGE_FAILURES: tuple[type[OCRError], ...] = (PageRenderError, TesseractFailedError, ResourceLimitError)
+
+
+def is_page_failure(error: BaseException) -> bool:
+    return isinstance(error, PAGE_FAILURES) and not error.retryable

@@ -5,8 +5,15 @@ sent as ceil(pages / 5) BatchAnnotateFiles requests, run concurrently under
 GOOGLE_VISION_MAX_CONCURRENCY, each with its own deadline. Errors are
 classified by gRPC status code: UNAVAILABLE, DEADLINE_EXCEEDED,
 RESOURCE_EXHAUSTED and INTERNAL are retryable, every other code is
-permanent; an error on one page inside a successful response counts the same
-way. Client-side retries are off: the lease protocol decides when to retry.
+permanent. An error on one page inside a successful response is classified the
+same way: a retryable one fails the attempt, a permanent one fails that page
+alone (the chunk completes with it recorded as failed). Client-side retries are
+off: the lease protocol decides when to retry.
+
+Each page's words come with boxes in the geometry tesseract's have (pixels at
+300 DPI of the page turned upright; _vision_words.py): the page's size as
+displayed is read from the chunk's PDF, and its turn from the way Vision's
+words read.
 
 Configuration: credentials the usual Google way (GOOGLE_APPLICATION_CREDENTIALS
 or the platform's default credentials); the options are Settings fields
@@ -33,9 +40,17 @@ from google.cloud.vision_v1.services.image_annotator.transports import ImageAnno
 
 from app.core.config import Settings
 from app.core.errors import ConfigurationError
+from app.core.languages import DEFAULT_LANGUAGE
+from app.core.logging import get_logger
+from app.engines._pages import RENDER_DPI, lost_page
+from app.engines._vision_words import page_words
 from app.engines.base import PageResult
 from app.engines.errors import EngineError, EngineUnavailableError, PageRenderError
 from app.engines.specs import ENGINE_SPECS
+from app.engines.vision_languages import vision_language_hints
+from app.pdf.lost import placeholder_pages
+
+log = get_logger(__name__)
 
 RETRYABLE_CODES = frozenset(
     {
@@ -69,7 +84,13 @@ class GoogleVisionEngine:
     pages_per_request = ENGINE_SPECS[name].pages_per_request
 
     def __init__(
-        self, *, endpoint: str, insecure: bool, max_concurrency: int, timeout_seconds: float
+        self,
+        *,
+        endpoint: str,
+        insecure: bool,
+        max_concurrency: int,
+        timeout_seconds: float,
+        language_hints: tuple[str, ...] = (),
     ) -> None:
         if not endpoint:
             raise ConfigurationError("google-vision needs an endpoint (GOOGLE_VISION_ENDPOINT)")
@@ -85,17 +106,20 @@ class GoogleVisionEngine:
         self.insecure = insecure
         self.max_concurrency = max_concurrency
         self.timeout_seconds = timeout_seconds
+        self.language_hints = language_hints  # BCP-47; none: Vision detects the language
         if not self.insecure:
             self._check_credentials()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> GoogleVisionEngine:
-        """The engine with its options from settings (the GOOGLE_VISION_* fields)."""
+    def from_settings(cls, settings: Settings, language: str = DEFAULT_LANGUAGE) -> GoogleVisionEngine:
+        """The engine with its options from settings (the GOOGLE_VISION_* fields), hinted at the
+        document's language where it maps onto Vision's (vision_languages.py)."""
         return cls(
             endpoint=settings.google_vision_endpoint,
             insecure=settings.google_vision_insecure,
             max_concurrency=settings.google_vision_max_concurrency,
             timeout_seconds=settings.google_vision_timeout_seconds,
+            language_hints=vision_language_hints(language),
         )
 
     @staticmethod
@@ -126,7 +150,8 @@ class GoogleVisionEngine:
         return ImageAnnotatorAsyncClient(client_options=ClientOptions(api_endpoint=self.endpoint))
 
     async def recognize_async(self, pdf_bytes: bytes, first_page_number: int) -> list[PageResult]:
-        count = _page_count(pdf_bytes)
+        sizes = _page_sizes(pdf_bytes)
+        count = len(sizes)
         size = self.pages_per_request
         batches = [list(range(s, min(s + size, count + 1))) for s in range(1, count + 1, size)]
         client = self._client()
@@ -137,6 +162,7 @@ class GoogleVisionEngine:
                 input_config=vision_v1.InputConfig(content=pdf_bytes, mime_type="application/pdf"),
                 features=[vision_v1.Feature(type_=vision_v1.Feature.Type.DOCUMENT_TEXT_DETECTION)],
                 pages=pages,
+                image_context=vision_v1.ImageContext(language_hints=list(self.language_hints)),
             )
             async with limit:
                 try:
@@ -146,28 +172,54 @@ class GoogleVisionEngine:
                 except google_errors.GoogleAPICallError as exc:
                     status = exc.grpc_status_code or grpc.StatusCode.UNKNOWN
                     raise VisionError(f"Vision {status.name}: {exc.message}", status) from None
-            return _pages(response, pages, first_page_number)
+            return _pages(response, pages, first_page_number, sizes)
 
         try:
             results = await asyncio.gather(*(annotate(b) for b in batches))
         finally:
             await client.transport.close()  # type: ignore[no-untyped-call]
-        return [page for batch in results for page in batch]
+        return _with_lost_pages([page for batch in results for page in batch], pdf_bytes, first_page_number)
 
 
-def _page_count(pdf_bytes: bytes) -> int:
+def _with_lost_pages(pages: list[PageResult], pdf_bytes: bytes, first_page_number: int) -> list[PageResult]:
+    """Pages lost in a damaged file are failed pages (page_lost), not the blank pages Vision saw."""
+    placeholders = placeholder_pages(pdf_bytes)
+    if placeholders is None:
+        return pages
+    out = []
+    for page in pages:
+        lost = lost_page(placeholders, page.page_number - first_page_number, page.page_number)
+        out.append(page if lost is None else PageResult.failed(page.page_number, lost.code, lost.message))
+    return out
+
+
+def _page_sizes(pdf_bytes: bytes) -> list[tuple[float, float]]:
+    """Each page's size as displayed (crop box, /Rotate applied), in points: the frame of
+    Vision's normalized vertices. Read from the page dictionaries, without parsing any content;
+    a page PDFium cannot size has none (its words come without boxes)."""
     try:
         document = pdfium.PdfDocument(pdf_bytes)
     except pdfium.PdfiumError as exc:
         raise PageRenderError(f"the chunk's PDF cannot be opened: {exc}") from None
     try:
-        return len(document)
+        return [_displayed_size(document, index) for index in range(len(document))]
     finally:
         document.close()
 
 
+def _displayed_size(document: pdfium.PdfDocument, index: int) -> tuple[float, float]:
+    try:
+        width, height = document.get_page_size(index)
+    except pdfium.PdfiumError:
+        return (0.0, 0.0)
+    return (float(width), float(height))
+
+
 def _pages(
-    response: vision_v1.BatchAnnotateFilesResponse, requested: list[int], first_page_number: int
+    response: vision_v1.BatchAnnotateFilesResponse,
+    requested: list[int],
+    first_page_number: int,
+    sizes: list[tuple[float, float]],
 ) -> list[PageResult]:
     (file_response,) = response.responses
     if file_response.error.code:
@@ -184,9 +236,15 @@ def _pages(
             raise VisionError(f"Vision returned no result for page {number}", grpc.StatusCode.INTERNAL)
         if image.error.code:
             status = _CODES_BY_NUMBER.get(image.error.code, grpc.StatusCode.UNKNOWN)
-            raise VisionError(
+            error = VisionError(
                 f"Vision {status.name} on page {number}: {image.error.message}", status, page=number
             )
+            if error.retryable:  # the attempt runs again, this page with it
+                raise error
+            # Vision refuses this page for good (a bad image, say): the other pages stand.
+            log.warning("page_failed", page=number, error_code=error.code, error=error.message)
+            results.append(PageResult.failed(number, error.code, error.message))
+            continue
         annotation = image.full_text_annotation
         confidences = [
             word.confidence
@@ -196,5 +254,16 @@ def _pages(
             for word in paragraph.words
         ]
         confidence = sum(confidences) / len(confidences) if confidences else 0.0
-        results.append(PageResult(number, annotation.text, round(confidence, 4), "ocr"))
+        found = page_words(annotation, sizes[page - 1], RENDER_DPI)
+        results.append(
+            PageResult(
+                number,
+                annotation.text,
+                round(confidence, 4),
+                "ocr",
+                found.words,
+                rotation=found.rotation,
+                skew=0.0,  # Vision reads a tilted page as it is: its boxes follow the tilt
+            )
+        )
     return results

@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future, InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver
@@ -40,9 +40,11 @@ from types import ModuleType
 from typing import Any
 
 from app.core.config import Settings, get_settings
+from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
 from app.engines._lifetime import WORKER_PID_ENV, arm_ocr_process
 from app.engines._limits import Limits, memory_error, set_limits
+from app.engines._pages import marker_record, track_task, without_pages
 from app.engines.base import PageResult
 from app.engines.errors import OcrProcessDiedError
 from app.engines.registry import get_engine, use_settings
@@ -105,7 +107,10 @@ class OcrPool(Executor):
             tempfile.mkdtemp(prefix="chunk-ocr-pool-", dir=_SHM if os.access(_SHM, os.W_OK) else None)
         )
         self._executor = self._new_executor()
-        self._culprits: weakref.WeakKeyDictionary[ProcessPoolExecutor, set[int]] = weakref.WeakKeyDictionary()
+        # per broken executor: the tasks whose process died, and the page each was on
+        self._culprits: weakref.WeakKeyDictionary[ProcessPoolExecutor, dict[int, int | None]] = (
+            weakref.WeakKeyDictionary()
+        )
         self.replaced = 0  # how many times a dead process broke the executor
 
     def _new_executor(self) -> ProcessPoolExecutor:
@@ -151,16 +156,18 @@ class OcrPool(Executor):
                 return
             error = inner.exception() if not inner.cancelled() else None
             if isinstance(error, BrokenProcessPool) and not self._shutdown:
-                culprit = self._on_broken(executor, token)
+                culprit, page = self._on_broken(executor, token)
                 if not culprit and rerun:
                     try:
                         self._submit(outer, token, fn, args, kwargs, rerun=False)
                         return
                     except RuntimeError:  # shut down meanwhile
                         pass
+                on_page = f" on page {page}" if page is not None else ""
                 error = OcrProcessDiedError(
-                    "the OCR process running this chunk died"
-                    + (" (killed, or out of memory inside PDFium)" if culprit else " beside another one")
+                    f"the OCR process running this chunk died{on_page}"
+                    + (" (killed, or out of memory inside PDFium)" if culprit else " beside another one"),
+                    page=page if culprit else None,
                 )
             with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
                 if inner.cancelled():
@@ -173,23 +180,25 @@ class OcrPool(Executor):
         outer.add_done_callback(lambda f: inner.cancel() if f.cancelled() else None)
         inner.add_done_callback(done)
 
-    def _on_broken(self, executor: ProcessPoolExecutor, token: int) -> bool:
-        """Replace the broken executor (once); whether task `token` ran in a process that died."""
+    def _on_broken(self, executor: ProcessPoolExecutor, token: int) -> tuple[bool, int | None]:
+        """Replace the broken executor (once); whether task `token` ran in a process that died,
+        and the page it was on (when the task had reached one)."""
         with self._lock:
             culprits = self._culprits.get(executor)
             if culprits is None:
                 # Read before _replace kills the survivors: the processes dead by now are the cause.
                 processes = list((executor._processes or {}).values())
-                culprits = set()
+                culprits = {}
                 for process in processes:
                     if process.exitcode is not None:
                         with contextlib.suppress(OSError, ValueError):
-                            culprits.add(int((self._running / str(process.pid)).read_text()))
+                            task, *page = (self._running / str(process.pid)).read_text().split()
+                            culprits[int(task)] = int(page[0]) if page else None
                 self._culprits[executor] = culprits
                 self._replace(executor)
                 for process in processes:
                     (self._running / str(process.pid)).unlink(missing_ok=True)
-            return token in culprits
+            return token in culprits, culprits.get(token)
 
     def _replace(self, broken: ProcessPoolExecutor) -> ProcessPoolExecutor:
         """A new executor for a broken one, whose surviving processes (they ignore SIGTERM) are killed."""
@@ -224,11 +233,17 @@ def _tracked(
 ) -> Any:
     """Run inside an OCR process: fn, with a file naming the task while it runs (see OcrPool)."""
     marker = Path(running) / str(os.getpid())
+    descriptor: int | None = None
     with contextlib.suppress(OSError):
-        marker.write_text(str(token))
+        descriptor = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.pwrite(descriptor, marker_record(token), 0)
+    track_task(descriptor, token)  # the engines add the page they are on (_pages.load_page)
     try:
         return fn(*args, **kwargs)
     finally:
+        track_task(None)
+        if descriptor is not None:
+            os.close(descriptor)
         with contextlib.suppress(OSError):
             marker.unlink()
 
@@ -315,15 +330,35 @@ def _preload() -> list[str]:
     return modules
 
 
-def warm_up(engine_name: str) -> str:
+def warm_up(engine_name: str, language: str = DEFAULT_LANGUAGE) -> str:
     """Run once per pool process before real work: imports, engine construction, binary checks."""
-    return get_engine(engine_name).version()
+    return get_engine(engine_name, language).version()
 
 
-def recognize_in_process(engine_name: str, pdf_bytes: bytes, first_page: int) -> tuple[list[PageResult], str]:
-    """Run inside a pool process: the pages of one chunk and the engine's version."""
-    engine = get_engine(engine_name)
+def recognize_in_process(
+    engine_name: str,
+    pdf_bytes: bytes,
+    first_page: int,
+    language: str = DEFAULT_LANGUAGE,
+    lost: Mapping[int, str] | None = None,
+) -> tuple[list[PageResult], str]:
+    """Run inside a pool process: the pages of one chunk, read in `language`, and the engine's version.
+
+    lost: pages (numbered in the document) that killed an OCR process on an earlier run of this
+    chunk, with why. They are not read again: a blank page of the same size stands in for each
+    while the engine reads the others, and each comes back failed (`ocr_process_died`)."""
+    engine = get_engine(engine_name, language)
+    if lost:
+        pdf_bytes = without_pages(pdf_bytes, [number - first_page for number in lost])
     try:
-        return engine.recognize(pdf_bytes, first_page), engine.version()
+        pages = engine.recognize(pdf_bytes, first_page)
     except MemoryError:  # over OCR_PROCESS_MEMORY_MB: this chunk's input needs more than allowed
         raise memory_error() from None
+    if lost:
+        pages = [
+            PageResult.failed(p.page_number, OcrProcessDiedError.code, lost[p.page_number])
+            if p.page_number in lost
+            else p
+            for p in pages
+        ]
+    return pages, engine.version()

@@ -1,4 +1,5 @@
-"""`python -m app.engines.probe`: the engines this machine can run, as one JSON object on stdout.
+"""`python -m app.engines.probe`: the engines this machine can run and the languages tesseract
+reads here, as one JSON object on stdout.
 
 A worker runs it once at start-up to learn which engines to advertise. It is a
 process of its own at the lowest CPU priority, because building every engine
@@ -35,8 +36,8 @@ def main() -> None:
         if not isinstance(settings, Settings):
             raise ConfigurationError(f"the probe expected Settings on stdin, got {type(settings).__name__}")
         use_settings(settings)
-    versions, reasons = probe_engines()
-    json.dump({"versions": versions, "reasons": reasons}, sys.stdout)
+    versions, reasons, languages = probe_engines()
+    json.dump({"versions": versions, "reasons": reasons, "languages": languages}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -17,14 +17,17 @@ from types import MappingProxyType
 class EngineSpec:
     name: str
     pages_per_request: int = 1  # chunks are cut in multiples of this, so no request goes half-empty
+    # Reads pages with tesseract: the document's language must be installed where it runs. The
+    # others take the language as a hint (google-vision) or have no use for it (text-layer, null).
+    tesseract_languages: bool = False
 
 
 ENGINE_SPECS: Mapping[str, EngineSpec] = MappingProxyType(
     {
         spec.name: spec
         for spec in (
-            EngineSpec("auto"),
-            EngineSpec("tesseract"),
+            EngineSpec("auto", tesseract_languages=True),
+            EngineSpec("tesseract", tesseract_languages=True),
             EngineSpec("text-layer"),
             EngineSpec("google-vision", pages_per_request=5),  # the synchronous files API's limit
             EngineSpec("null"),

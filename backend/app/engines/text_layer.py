@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pypdfium2 as pdfium
 
-from app.engines._pages import load_page, open_pdf, page_text
+from app.core.errors import OCRError
+from app.engines._pages import failed_page, load_page, open_pdf, page_text
 from app.engines.base import PageResult
 
 
@@ -19,10 +20,14 @@ class TextLayerEngine:
         with open_pdf(pdf_bytes) as document:
             for index in range(len(document)):
                 number = first_page_number + index
-                page = load_page(document, index, number)
                 try:
-                    text = page_text(page)
-                finally:
-                    page.close()
+                    page = load_page(document, index, number)
+                    try:
+                        text = page_text(page, number)
+                    finally:
+                        page.close()
+                except (OCRError, MemoryError) as exc:  # the page cannot be read: the others can
+                    results.append(failed_page(number, exc, "text-layer"))
+                    continue
                 results.append(PageResult(number, text, 1.0, "text-layer"))
         return results

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,11 +16,16 @@ from uuid import UUID
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from app.core.errors import InvalidInputError, OCRError
+from app.local.documents import as_user_file
+from app.local.exit_codes import ExitCode
 from app.local.stack import LocalStack, cli_matter
-from app.local.workers import WorkerProcesses
-from app.models.document import Document, DocumentStatus
+from app.local.workers import WorkerProcesses, run_log_path
+from app.models.document import Document, DocumentStatus, ProgressStatus
+from app.models.results import MergedResult
 from app.services.documents import DocumentStatusReport
 from app.services.planner import StartedDocument
+
+_SHOWN_FAILURES = 3  # failed pages named on the warning line; the JSON lists them all
 
 
 @dataclass
@@ -27,10 +34,16 @@ class RunReport:
     errors: list[str] = field(default_factory=list)  # one line per file refused
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
+        """The worst outcome: a file refused, then a document failed, then pages missing."""
+        statuses = {d["status"] for d in self.documents}
         if self.errors:
-            return 2
-        return 0 if all(d["status"] == "completed" for d in self.documents) else 1
+            return ExitCode.BAD_INPUT
+        if statuses - {ProgressStatus.COMPLETED, ProgressStatus.COMPLETED_WITH_ERRORS}:
+            return ExitCode.FAILED
+        if ProgressStatus.COMPLETED_WITH_ERRORS in statuses:
+            return ExitCode.PAGES_MISSING
+        return ExitCode.OK
 
 
 async def run_pdfs(
@@ -39,6 +52,8 @@ async def run_pdfs(
     *,
     out_dir: Path,
     engine: str,
+    language: str,
+    outputs: Sequence[str] = ("txt", "json"),
     chunk_pages: int | None,
     ocr_processes: int,
     matter_id: UUID | None,
@@ -51,7 +66,8 @@ async def run_pdfs(
     report = RunReport()
     t_start = t_start if t_start is not None else time.perf_counter()
     if processes is None:  # workers start (imports, OCR processes) while the PDFs are planned and cut
-        processes = WorkerProcesses.start(ocr_processes, {**stack.worker_env(), "OCR_ENGINE": engine})
+        env = {**stack.worker_env(), "OCR_ENGINE": engine, "OCR_LANGUAGE": language}
+        processes = WorkerProcesses.start(ocr_processes, env, run_log_path(stack.settings.data_dir))
     matter = await cli_matter(stack, matter_id)
     try:
         return await _run(
@@ -62,7 +78,9 @@ async def run_pdfs(
             matter,
             t_start,
             out_dir=out_dir,
+            outputs=outputs,
             engine=engine,
+            language=language,
             chunk_pages=chunk_pages,
             ocr_processes=ocr_processes,
             show_progress=show_progress,
@@ -80,7 +98,9 @@ async def _run(
     t_start: float,
     *,
     out_dir: Path,
+    outputs: Sequence[str],
     engine: str,
+    language: str,
     chunk_pages: int | None,
     ocr_processes: int,
     show_progress: bool,
@@ -93,6 +113,7 @@ async def _run(
                 pdf,
                 matter_id=matter,
                 engine=engine,
+                language=language,
                 chunk_pages=chunk_pages,
                 workers=ocr_processes,
             )
@@ -115,28 +136,71 @@ async def _run(
         entry: dict[str, Any] = {
             "file": str(pdf),
             "document_id": str(document.id),
-            "status": document.ocr_status.value,
+            "status": document.progress_status.value,
             "pages": document.page_count,
+            "language": document.language,
             "chunks": len(doc.chunks),
             "seconds": round(seconds, 3),
             "pages_per_second": round(document.page_count / seconds, 3) if seconds else None,
         }
         if document.ocr_status is DocumentStatus.COMPLETED:
             merged = await stack.documents.result(document)
-            txt, js = out_dir / f"{pdf.stem}.txt", out_dir / f"{pdf.stem}.json"
-            await asyncio.to_thread(txt.write_text, merged.text(), encoding="utf-8")
-            await asyncio.to_thread(js.write_bytes, merged.to_bytes())
             entry |= {
                 "mean_confidence": merged.mean_confidence,
                 "low_confidence_pages": list(merged.low_confidence_pages),
-                "text_path": str(txt),
-                "json_path": str(js),
+                "failed_pages": [f.model_dump() for f in merged.failed_pages],
             }
+            entry |= await _write_outputs(stack, pdf, document, merged, out_dir, outputs)
+            if merged.failed_pages:
+                print(f"chunk-ocr: {pdf}: warning: {_missing_pages(merged)}", file=sys.stderr)
         else:
             entry["error"] = document.error_message
             print(f"chunk-ocr: {pdf}: OCR failed: {document.error_message}", file=sys.stderr)
         report.documents.append(entry)
+    if processes.log_path is not None and any(d["status"] != "completed" for d in report.documents):
+        print(f"chunk-ocr: the worker's log: {processes.log_path}", file=sys.stderr)
     return report
+
+
+async def _write_outputs(
+    stack: LocalStack,
+    pdf: Path,
+    document: Document,
+    merged: MergedResult,
+    out_dir: Path,
+    outputs: Sequence[str],
+) -> dict[str, str]:
+    """The files asked for, as <stem>.txt/.json/.pdf in out_dir; their paths for the report."""
+    written: dict[str, str] = {}
+    if "txt" in outputs:
+        txt = out_dir / f"{pdf.stem}.txt"
+        await asyncio.to_thread(txt.write_text, merged.text(), encoding="utf-8")
+        written["text_path"] = str(txt)
+    if "json" in outputs:
+        js = out_dir / f"{pdf.stem}.json"
+        await asyncio.to_thread(js.write_bytes, merged.to_bytes())
+        written["json_path"] = str(js)
+    if "pdf" in outputs:
+        target = out_dir / f"{pdf.stem}.ocr.pdf"
+        if merged.searchable_pdf is None:  # no page needed OCR: the original is its own searchable PDF
+            await asyncio.to_thread(shutil.copyfile, pdf, target)
+        else:
+            await stack.documents.searchable_pdf_file(document, merged.searchable_pdf, target)
+        await asyncio.to_thread(as_user_file, target)
+        written["pdf_path"] = str(target)
+    return written
+
+
+def _missing_pages(merged: MergedResult) -> str:
+    """One line: how many pages could not be read, and each one's reason (the first few)."""
+    failed = merged.failed_pages
+    shown = "; ".join(f"page {f.page_number}: {f.code}" for f in failed[:_SHOWN_FAILURES])
+    more = f"; {len(failed) - _SHOWN_FAILURES} more in the JSON" if len(failed) > _SHOWN_FAILURES else ""
+    first = failed[0]
+    return (
+        f"{len(failed)} of {merged.page_count} pages could not be read and have no text ({shown}{more}); "
+        f"page {first.page_number}: {first.message}"
+    )
 
 
 async def _wait(
@@ -179,11 +243,13 @@ def print_report(report: RunReport, *, as_json: bool) -> None:
         print(json.dumps({"documents": report.documents, "errors": report.errors}, indent=2))
         return
     for d in report.documents:
-        if d["status"] == "completed":
-            low = d["low_confidence_pages"]
+        if "mean_confidence" in d:  # completed
+            low, failed = d["low_confidence_pages"], d["failed_pages"]
             print(
                 f"{d['file']}: {d['pages']} pages in {d['chunks']} chunks, {d['seconds']:.1f} s "
                 f"({d['pages_per_second']:.2f} pages/s), mean confidence {d['mean_confidence']:.2f}"
                 + (f", {len(low)} low-confidence pages" if low else "")
-                + f" -> {d['text_path']}"
+                + (f", {len(failed)} pages could not be read" if failed else "")
+                + " -> "
+                + ", ".join(d[key] for key in ("text_path", "json_path", "pdf_path") if key in d)
             )

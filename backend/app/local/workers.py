@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from app.core.config import Settings
 from app.core.errors import ConfigurationError
@@ -23,6 +24,8 @@ def worker_env(settings: Settings) -> dict[str, str]:
         "STORAGE_BACKEND": settings.blob_backend.value,
         "STORAGE_BUCKET": settings.storage_bucket,
         "OCR_ENGINE": settings.ocr_engine,
+        "OCR_LANGUAGE": settings.ocr_language,
+        "SEARCHABLE_PDF": "true" if settings.searchable_pdf else "false",
     }
     if settings.database_url is not None:
         env["DATABASE_URL"] = settings.database_url
@@ -32,14 +35,18 @@ def worker_env(settings: Settings) -> dict[str, str]:
 @dataclass
 class WorkerProcesses:
     processes: list[subprocess.Popen[bytes]]
+    log_path: Path | None = None  # where the workers' log lines go (None: this process's stderr)
 
     @classmethod
-    def start(cls, ocr_processes: int, env: dict[str, str]) -> WorkerProcesses:
+    def start(cls, ocr_processes: int, env: dict[str, str], log_path: Path | None = None) -> WorkerProcesses:
         """One arq worker process running `ocr_processes` OCR processes, the shape of a production
         worker (one per machine, an OCR process per core). Two worker processes with one OCR
         process each were slower on the scanned benchmark: each pays its own imports,
         forkserver and connections on the cores the OCR needs, and each holds a chunk ahead
-        that the other, idle, cannot take."""
+        that the other, idle, cannot take.
+
+        log_path: a file for the worker's log lines (JSON, one event a line), so a terminal sees
+        only the command's own one-line messages; they are appended, the file is created."""
         full_env = {
             **os.environ,
             **env,
@@ -47,13 +54,23 @@ class WorkerProcesses:
             "WORKER_MAX_JOBS": str(ocr_processes + 1),
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
         }
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "worker"],
-            env=full_env,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,  # Ctrl-C in the terminal reaches us, and we stop it in order
-        )
-        return cls([process])
+        log = None
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = log_path.open("ab")
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "app.cli", "worker"],
+                env=full_env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,  # Ctrl-C in the terminal reaches us, and we stop it in order
+            )
+        finally:
+            if log is not None:
+                log.close()  # the worker holds its own descriptor
+        return cls([process], log_path)
 
     def alive(self) -> int:
         return sum(1 for p in self.processes if p.poll() is None)
@@ -70,3 +87,9 @@ class WorkerProcesses:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def run_log_path(data_dir: Path) -> Path:
+    """A new log file for one `chunk-ocr run`'s worker, under DATA_DIR/logs."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return data_dir / "logs" / f"run-{stamp}-{os.getpid()}.log"

@@ -9,7 +9,8 @@ from uuid import UUID
 
 from pydantic import ConfigDict, Field
 
-from app.models.limits import STORAGE_PATH_MAX, EngineName, Filename, Sha256Hex, WorkerId
+from app.core.languages import DEFAULT_LANGUAGE
+from app.models.limits import STORAGE_PATH_MAX, EngineName, Filename, Language, Sha256Hex, WorkerId
 from app.models.ocr_chunk import CamelModel
 
 
@@ -20,6 +21,17 @@ class DocumentStatus(StrEnum):
     FAILED = "failed"  # some chunk can no longer move: needs human review
 
 
+class ProgressStatus(StrEnum):
+    """A document's status as pollers see it: the stored one, with a completed document whose
+    merged result lacks pages told apart."""
+
+    PENDING = "pending"
+    PROCESSING = "processing"
+    COMPLETED = "completed"  # every page read
+    COMPLETED_WITH_ERRORS = "completed_with_errors"  # finished; pages_failed pages could not be read
+    FAILED = "failed"
+
+
 class DocumentCreate(CamelModel):
     matter_id: UUID
     filename: Filename
@@ -27,6 +39,7 @@ class DocumentCreate(CamelModel):
     page_count: Annotated[int, Field(ge=1)]
     file_sha256: Sha256Hex
     engine: EngineName = "auto"
+    language: Language = DEFAULT_LANGUAGE  # tesseract's codes: eng, eng+deu
     id: UUID | None = None
 
 
@@ -41,9 +54,11 @@ class Document(CamelModel):
     file_sha256: str
     ocr_status: DocumentStatus
     engine: str
+    language: str = DEFAULT_LANGUAGE  # what its pages are read in (tesseract's codes); chunks carry a copy
     result_storage_path: str | None = None
     result_checksum: str | None = None
     error_message: str | None = None
+    pages_failed: int = 0  # pages of the merged result that could not be read (result.json says which)
     ocr_started_at: datetime | None = None
     ocr_completed_at: datetime | None = None
     created_at: datetime
@@ -56,6 +71,12 @@ class Document(CamelModel):
     @classmethod
     def from_row(cls, row: Any) -> Document:
         return cls.model_validate(dict(row))
+
+    @property
+    def progress_status(self) -> ProgressStatus:
+        if self.ocr_status is DocumentStatus.COMPLETED and self.pages_failed:
+            return ProgressStatus.COMPLETED_WITH_ERRORS
+        return ProgressStatus(self.ocr_status.value)
 
     @property
     def finalize_lease(self) -> FinalizeLease:

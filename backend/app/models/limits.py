@@ -12,6 +12,10 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+# tesseract's language syntax is stated in app.core.languages (settings validate it too)
+from app.core.languages import LANGUAGE_MAX as LANGUAGE_MAX
+from app.core.languages import LANGUAGE_PATTERN as LANGUAGE_PATTERN
+
 MATTER_NAME_MAX = 500
 FILENAME_MAX = 1024
 STORAGE_PATH_MAX = 1024
@@ -27,6 +31,7 @@ Sha256Hex = Annotated[str, Field(pattern=SHA256_HEX_PATTERN)]
 StoragePath = Annotated[str, Field(min_length=1, max_length=STORAGE_PATH_MAX)]
 Filename = Annotated[str, Field(min_length=1, max_length=FILENAME_MAX)]
 EngineName = Annotated[str, Field(min_length=1, max_length=ENGINE_NAME_MAX)]
+Language = Annotated[str, Field(min_length=1, max_length=LANGUAGE_MAX, pattern=LANGUAGE_PATTERN)]
 # a worker id must also say something: whitespace alone is not an id
 WorkerId = Annotated[str, StringConstraints(min_length=1, max_length=WORKER_ID_MAX, pattern=r"\S")]
 ErrorCodeText = Annotated[str, Field(min_length=1, max_length=ERROR_CODE_MAX)]

@@ -15,6 +15,7 @@ from uuid import UUID
 from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from app.core.languages import DEFAULT_LANGUAGE
 from app.models.limits import ErrorCodeText, ErrorMessageText, PageNumber, Sha256Hex, StoragePath, WorkerId
 
 
@@ -104,6 +105,7 @@ class DocumentOCRChunk(CamelModel):
     attempt_count: int
     max_attempts: int = 3
     engine: str  # the document's engine, copied to the row when the chunk is created
+    language: str = DEFAULT_LANGUAGE  # the document's language, copied the same way
     error_code: str | None = None
     error_message: str | None = None
     error_retryable: bool | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.errors import InvalidInputError
+from app.core.errors import InvalidInputError, OCRError
 
 
 class PdfError(InvalidInputError):
@@ -33,7 +33,20 @@ class DamagedPdfError(PdfError):
     code = "damaged_pdf"
 
 
+class UnsupportedCompressionError(DamagedPdfError):
+    """The objects the file needs are compressed with a filter no reader here decodes (or an image codec)."""
+
+    code = "unsupported_compression"
+
+
 class TooManyPagesError(PdfError):
     """More pages than MAX_PAGES_PER_DOCUMENT (a page tree may name one small page any number of times)."""
 
     code = "too_many_pages"
+
+
+class TextLayerError(OCRError):
+    """A text layer that cannot be written or grafted: its pages do not match the document's, or
+    it is not a layer render_text_layer wrote. The same inputs fail the same way: not retryable."""
+
+    code = "text_layer_invalid"

@@ -3,9 +3,14 @@
 Order of checks, cheapest first: the file exists and is not empty, it starts
 with a PDF header, PDFium opens it (encrypted and empty page trees are told
 apart with pypdf, because PDFium's error code is process-wide and can be
-stale), and, when PDFium cannot open it, pypdf rebuilds it (repair.py) with a
-warning naming the pages that were lost. split_pdf makes the same repair, so
-the page count reported here is the page count it cuts.
+stale), and, when PDFium cannot open it or the file is cut short, pypdf
+rebuilds it (repair.py, chosen in source.py). The warning names the pages that
+were lost and why, and the pages kept with a substitute (a lost ICC profile
+drawn as DeviceRGB); PdfInfo carries the same as lost_pages, repaired_pages
+and damage, for the caller to record. A file PDFium opens whose page tree
+misses pages is read with those pages as marked blanks, named the same way.
+split_pdf makes the same choices, so the pages reported here are the pages it
+cuts.
 
 A PDF encrypted with an owner password only (a "permissions" password: no
 password is needed to open it, as every viewer shows) is read, with a
@@ -31,6 +36,7 @@ import pypdfium2.raw as pdfium_c
 
 from app.core.logging import get_logger
 from app.pdf._pdfium import PDFIUM_LOCK
+from app.pdf.damage import PageDamage
 from app.pdf.errors import (
     DamagedPdfError,
     EmptyFileError,
@@ -40,6 +46,7 @@ from app.pdf.errors import (
     PdfNotFoundError,
     TooManyPagesError,
 )
+from app.pdf.source import is_truncated, missing_page_reasons, missing_pages, readable_source
 
 if TYPE_CHECKING:  # repair.py imports pypdf (slow to import), needed only for a damaged file
     from app.pdf.repair import RepairReport
@@ -47,7 +54,6 @@ if TYPE_CHECKING:  # repair.py imports pypdf (slow to import), needed only for a
 log = get_logger(__name__)
 
 _HEADER_WINDOW = 1024  # the PDF header may follow some junk; readers accept it within the first 1 KiB
-_TAIL_WINDOW = 2048  # %%EOF must be near the end of a complete file
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +63,16 @@ class PdfInfo:
     sha256: str
     size_bytes: int
     warnings: tuple[str, ...] = ()
+    lost_pages: tuple[int, ...] = ()  # 1-based: pages that could not be recovered (blank placeholders)
+    repaired_pages: tuple[int, ...] = ()  # 1-based: pages kept with a substitute for something lost
+    damage: tuple[PageDamage, ...] = ()  # each lost or repaired page, with why or what was substituted
 
 
 @dataclass(frozen=True, slots=True)
 class _Opened:
     page_count: int
     owner_locked: bool  # encrypted, but with an empty user password
+    missing: tuple[int, ...] = ()  # 0-based indexes of pages PDFium counts but cannot find
 
 
 def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
@@ -78,30 +88,38 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
         raise EmptyFileError("the file is empty")
     with path.open("rb") as handle:
         head = handle.read(_HEADER_WINDOW)
-        handle.seek(max(0, size - _TAIL_WINDOW))
-        truncated = b"%%EOF" not in handle.read()
     if b"%PDF-" not in head:
         raise NotAPdfError("not a PDF (no %PDF- header)")
+    truncated = is_truncated(path)
 
     warnings: list[str] = []
+    damage: tuple[PageDamage, ...] = ()
     opened = _open_with_pdfium(path, max_pages)
     if opened is not None:
-        page_count = opened.page_count
-        _check_page_count(page_count, max_pages)
+        _check_page_count(opened.page_count, max_pages)  # before a repair that costs time per page
         if opened.owner_locked:
             warnings.append(
                 "the PDF is encrypted with an owner password only; its pages are read without one"
             )
-        if truncated:
-            warnings.append(_truncation_warning(path, page_count))
-    else:
-        report = _repair_or_refuse(path)
+    report = _repair(path) if opened is None or truncated else None
+    if report is not None:
         page_count = report.page_count
         _check_page_count(page_count, max_pages)
+        damage = report.damage
         warnings.append(_repair_warning(report, truncated))
         # info, not warning: the warning itself travels in PdfInfo.warnings, for the caller to show once
         log.info("pdf_repaired", path=str(path), pages=page_count, lost_pages=list(report.lost_pages))
-    info = PdfInfo(path, page_count, _sha256(path), size, tuple(warnings))
+    else:
+        assert opened is not None  # _repair raised, or returned None only for a file PDFium opens
+        page_count = opened.page_count
+        if truncated:
+            warnings.append(_truncation_warning(path, page_count))
+        if opened.missing:
+            damage = _missing_damage(path, opened)
+            warnings.append(_missing_warning(damage, page_count))
+    lost = tuple(item.page for item in damage if item.lost)
+    repaired = tuple(item.page for item in damage if not item.lost)
+    info = PdfInfo(path, page_count, _sha256(path), size, tuple(warnings), lost, repaired, damage)
     log.debug(
         "pdf_inspected",
         path=str(path),
@@ -133,6 +151,7 @@ def _open_with_pdfium(path: Path, max_pages: int | None = None) -> _Opened | Non
             try:
                 count = len(document)
                 owner_locked = pdfium_c.FPDF_GetSecurityHandlerRevision(document.raw) != -1
+                missing = tuple(missing_pages(document)) if max_pages is None or count <= max_pages else ()
             finally:
                 document.close()
     if document is None:
@@ -146,20 +165,21 @@ def _open_with_pdfium(path: Path, max_pages: int | None = None) -> _Opened | Non
         return None
     if count == 0:
         raise NoPagesError("the PDF has no pages")
-    return _Opened(count, owner_locked)
+    if len(missing) == count:
+        raise DamagedPdfError(f"the PDF's page tree is broken: none of its {count} pages can be found")
+    return _Opened(count, owner_locked, missing)
 
 
-def _repair_or_refuse(path: Path) -> RepairReport:
-    """Rebuild the file in a scratch directory and check that PDFium reads the result."""
-    from app.pdf.repair import repair_pdf
-
+def _repair(path: Path) -> RepairReport | None:
+    """Rebuild the file in a scratch directory as split_pdf will; None when it is read as it is."""
     with tempfile.TemporaryDirectory(prefix="chunk-ocr-repair-") as scratch:
-        repaired = Path(scratch) / "repaired.pdf"
-        report = repair_pdf(path, repaired)
-        opened = _open_with_pdfium(repaired)
-    if opened is None or opened.page_count != report.page_count:
-        raise DamagedPdfError("the PDF is damaged beyond repair (the rebuilt file does not open)")
-    return report
+        return readable_source(path, Path(scratch)).report
+
+
+def _missing_damage(path: Path, opened: _Opened) -> tuple[PageDamage, ...]:
+    numbers = [index + 1 for index in opened.missing]
+    reasons = missing_page_reasons(path, numbers, opened.page_count)
+    return tuple(PageDamage(number, True, (reasons[number],)) for number in numbers)
 
 
 def _second_opinion(path: Path) -> tuple[bool, int | None]:
@@ -189,12 +209,52 @@ def _truncation_warning(path: Path, recovered: int) -> str:
 
 def _repair_warning(report: RepairReport, truncated: bool) -> str:
     kind = "truncated" if truncated else "damaged"
-    if not report.lost_pages:
-        return f"the file is {kind}: rebuilt with pypdf, all {report.page_count} pages recovered"
+    lost = report.lost_pages
+    head = f"the file is {kind}: rebuilt with pypdf"
+    if report.in_file_order:
+        head += (
+            f" from the {report.page_count} pages found in it, in the order they come in it (its page tree "
+            "is cut off: pages whose objects went with it are not counted)"
+        )
+    if lost:
+        head += f", {len(lost)} of {report.page_count} pages lost ({_label(lost)}, left blank)"
+    elif not report.in_file_order:
+        head += f", all {report.page_count} pages recovered"
+    return f"{head}; {_damage_details(report.damage)}" if report.damage else head
+
+
+def _missing_warning(damage: tuple[PageDamage, ...], page_count: int) -> str:
+    numbers = tuple(item.page for item in damage)
     return (
-        f"the file is {kind}: rebuilt with pypdf, {len(report.lost_pages)} of {report.page_count} "
-        f"pages lost (pages {_ranges(report.lost_pages)}, left blank)"
+        f"the PDF's page tree is broken: {len(numbers)} of {page_count} pages cannot be found "
+        f"({_label(numbers)}, left blank); {_damage_details(damage)}"
     )
+
+
+_MAX_DETAILS = 8  # groups of pages named in a warning; a file with more says how many it left out
+
+
+def _damage_details(damage: tuple[PageDamage, ...]) -> str:
+    """'pages 2-6: <why lost>; page 1 kept with substitutes: <what>' with pages of one story grouped."""
+    groups: dict[tuple[bool, tuple[str, ...]], list[int]] = {}
+    for item in sorted(damage, key=lambda item: not item.lost):  # the lost pages first
+        groups.setdefault((item.lost, item.reasons), []).append(item.page)
+    parts = []
+    for (lost, reasons), pages in groups.items():
+        label = _label(tuple(pages))
+        parts.append(
+            f"{label}: {', '.join(reasons)}"
+            if lost
+            else f"{label} kept with substitutes: {', '.join(reasons)}"
+        )
+    if len(parts) > _MAX_DETAILS:
+        parts = [*parts[:_MAX_DETAILS], f"and {len(parts) - _MAX_DETAILS} more"]
+    return "; ".join(parts)
+
+
+def _label(numbers: tuple[int, ...]) -> str:
+    """'page 3' or 'pages 2-6, 9'."""
+    return f"{'page' if len(numbers) == 1 else 'pages'} {_ranges(numbers)}"
 
 
 def _ranges(numbers: range | tuple[int, ...]) -> str:

@@ -1,4 +1,4 @@
-"""Rebuild a PDF that PDFium refuses, with pypdf in non-strict mode.
+"""Rebuild a damaged or truncated PDF with pypdf, keeping every page that can still be drawn.
 
 The usual damage is a cut-off download: the cross-reference table, the
 trailer and the last objects are gone. pypdf can rebuild the table by scanning
@@ -6,79 +6,185 @@ for objects, but it needs a trailer to start from, so when the file has none
 we drop the partial last object and append a trailer that only says how many
 objects to look through; pypdf then finds the catalog by its /Type.
 
-Pages keep their numbers: a page whose object, content stream or images are
-missing is replaced by a blank page and named in the report, so page N of the
-result is page N of the original. Damaged files are read into memory (pypdf's
-rebuild does that anyway), so files above MAX_REPAIR_BYTES are refused.
+Every page is then checked for everything it draws (page_check.py): a lost
+ICC profile, font program or annotation appearance gets a substitute and the
+page is kept, named in the report with what was substituted; a page whose
+drawing cannot be recovered (its content stream or an image's data is lost)
+is replaced by a blank placeholder page marked with why (lost.py), so page N
+of the result is page N of the original. PDFium then loads each kept page of
+the result, and draws each page that got a substitute at low resolution: a
+page it still cannot draw is reported lost too, not left silently blank.
+
+Damaged files are read into memory (pypdf's rebuild does that anyway), so
+files above MAX_REPAIR_BYTES are refused.
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pypdf import PdfReader, PdfWriter
-from pypdf.generic import DictionaryObject, IndirectObject, StreamObject
+from pypdf.generic import DictionaryObject, NameObject, TextStringObject
 
-from app.pdf.errors import DamagedPdfError, EncryptedPdfError
+from app.core.logging import get_logger
+from app.pdf.damage import PageDamage
+from app.pdf.errors import DamagedPdfError, EncryptedPdfError, UnsupportedCompressionError
+from app.pdf.lost import LETTER, LOST_PAGE_KEY
+from app.pdf.page_check import DrawingCheck, PageVerdict
+from app.pdf.page_tree import Locator, PageSlot, page_slots, scanned_page_slots
+from app.pdf.source import TAIL_WINDOW
+from app.pdf.streams import resolve
+from app.pdf.verify import CHECK_SECONDS, undrawable_pages
+
+log = get_logger(__name__)
 
 MAX_REPAIR_BYTES = 512 * 2**20
-_MAX_TREE_DEPTH = 64  # real page trees are a few levels deep; a cycle or a bomb is not
-_LETTER = (612.0, 792.0)
 _OBJECT_HEADER = re.compile(rb"(\d{1,10})\s+\d{1,5}\s+obj\b")
 
 
 @dataclass(frozen=True, slots=True)
 class RepairReport:
-    page_count: int  # pages in the repaired file, lost ones included as blank pages
-    lost_pages: tuple[int, ...]  # 1-based numbers of the pages replaced by blank pages
+    page_count: int  # pages in the repaired file, lost ones included as placeholder pages
+    damage: tuple[PageDamage, ...] = ()  # in page order: each page lost or kept with substitutes
+    # The page tree was cut off: the pages are those found in the file, in the order they come in it,
+    # and pages whose objects went with the cut are not counted.
+    in_file_order: bool = False
+
+    @property
+    def lost_pages(self) -> tuple[int, ...]:
+        """1-based numbers of the pages replaced by placeholder pages."""
+        return tuple(item.page for item in self.damage if item.lost)
+
+    @property
+    def repaired_pages(self) -> tuple[int, ...]:
+        """1-based numbers of the pages kept with something substituted or dropped."""
+        return tuple(item.page for item in self.damage if not item.lost)
 
 
-def repair_pdf(source: Path, target: Path) -> RepairReport:
+def is_truncated(data: bytes) -> bool:
+    """Whether a file with this content was cut short (no %%EOF near its end)."""
+    return b"%%EOF" not in data[-TAIL_WINDOW:]
+
+
+def repair_pdf(source: Path, target: Path, *, check_seconds: float = CHECK_SECONDS) -> RepairReport:
     """Write a clean copy of source to target; raise DamagedPdfError if no page can be saved."""
     if source.stat().st_size > MAX_REPAIR_BYTES:
         raise DamagedPdfError(
             f"the PDF is damaged and larger than {MAX_REPAIR_BYTES // 2**20} MiB; repair it first (e.g. qpdf)"
         )
-    reader = _lenient_reader(source.read_bytes())
-    # pypdf raises many exception types on damaged input (its own, ValueError, KeyError, ...):
-    # any of them here means the file cannot be rebuilt, which is what DamagedPdfError says.
+    data = source.read_bytes()
+    reader, no_catalog = _lenient_reader(data)
+    locator = Locator(reader, data, truncated=is_truncated(data))
+    # pypdf raises many exception types on damaged input (its own, ValueError, KeyError, ...): one
+    # that escapes the checks (which catch what they expect) means the file cannot be rebuilt.
     try:
-        pages_by_object = {
-            page.indirect_reference.idnum: page
-            for page in reader.pages
-            if page.indirect_reference is not None
-        }
-        slots = list(_leaf_pages(reader.root_object["/Pages"], 0, set()))
-        writer = PdfWriter()
-        lost: list[int] = []
-        size = _LETTER
-        for number, object_number in enumerate(slots, start=1):
-            page = pages_by_object.get(object_number) if object_number is not None else None
-            if page is not None and _is_whole(page):
-                writer.add_page(page)
-                size = (float(page.mediabox.width), float(page.mediabox.height))
-            else:  # keep the numbering: a blank page where the lost one was
-                writer.add_blank_page(*size)
-                lost.append(number)
-        if len(lost) == len(slots):
-            raise DamagedPdfError("the PDF is damaged beyond repair: no page could be recovered")
-        with target.open("wb") as handle:
-            writer.write(handle)
+        slots, in_file_order = _slots(reader, locator, no_catalog)
+        check = DrawingCheck(locator.missing)
+        verdicts = [
+            check.page(slot.page) if slot.page is not None else PageVerdict(slot.reason, ()) for slot in slots
+        ]
+        check.apply_substitutes()
+        _refuse_if_nothing_left(slots, verdicts, locator)
+        _write(target, slots, verdicts)
     except DamagedPdfError:
         raise
     except Exception as exc:
-        raise DamagedPdfError(
-            f"the PDF is damaged beyond repair ({type(exc).__name__}: {_one_line(exc)})"
-        ) from None
-    return RepairReport(len(slots), tuple(lost))
+        log.warning("pdf_repair_failed", path=str(source), error=f"{type(exc).__name__}: {exc}"[:500])
+        raise DamagedPdfError("the PDF is damaged beyond repair: its structure cannot be rebuilt") from None
+    kept = [number for number, verdict in enumerate(verdicts, start=1) if verdict.lost is None]
+    substituted = {number for number in kept if verdicts[number - 1].notes}
+    undrawable = undrawable_pages(target, kept, substituted, seconds=check_seconds)
+    if undrawable:  # write again with those pages as placeholders too
+        for number, reason in undrawable.items():
+            verdicts[number - 1] = PageVerdict(reason, ())
+        _refuse_if_nothing_left(slots, verdicts, locator)
+        _write(target, slots, verdicts)
+    damage = tuple(
+        PageDamage(number, verdict.lost is not None, (verdict.lost,) if verdict.lost else verdict.notes)
+        for number, verdict in enumerate(verdicts, start=1)
+        if verdict.lost is not None or verdict.notes
+    )
+    return RepairReport(len(slots), damage, in_file_order)
 
 
-def _lenient_reader(data: bytes) -> PdfReader:
+def _slots(
+    reader: PdfReader, locator: Locator, no_catalog: DamagedPdfError | None
+) -> tuple[list[PageSlot], bool]:
+    """The file's pages by its page tree; by their place in the file when a cut took the tree away."""
+    try:
+        if no_catalog is not None:
+            raise no_catalog
+        return page_slots(reader, locator), False
+    except UnsupportedCompressionError:
+        raise
+    except DamagedPdfError:
+        scanned = scanned_page_slots(reader) if locator.truncated else []
+        if not scanned:
+            raise
+        return scanned, True
+
+
+def page_tree_reasons(path: Path, numbers: list[int], page_count: int) -> dict[int, str]:
+    """Why PDFium cannot find these pages (1-based) of a file it opens, as pypdf's walk of the page tree
+    tells: a kid that is gone, compressed with a filter nobody reads, or a /Count above the pages held."""
+    fallback = "the page is missing from the PDF's page tree"
+    try:
+        data = path.read_bytes()
+        reader, _ = _lenient_reader(data)
+        slots = page_slots(reader, Locator(reader, data, truncated=is_truncated(data)))
+    except Exception:  # pypdf cannot walk the tree either: say what PDFium says
+        return dict.fromkeys(numbers, fallback)
+    reasons = {}
+    for number in numbers:
+        if number > len(slots):
+            reasons[number] = f"the page tree counts {page_count} pages but holds only {len(slots)}"
+        else:
+            reasons[number] = slots[number - 1].reason or fallback
+    return reasons
+
+
+def _refuse_if_nothing_left(slots: list[PageSlot], verdicts: list[PageVerdict], locator: Locator) -> None:
+    if any(verdict.lost is None for verdict in verdicts):
+        return
+    filters = {locator.unreadable_filter(slot.reference) for slot in slots}
+    if slots and None not in filters and len(filters) == 1:
+        raise UnsupportedCompressionError(
+            f"the PDF's objects are compressed with {filters.pop()}, which cannot be read"
+        )
+    first = verdicts[0].lost if verdicts else "the page tree holds no page"
+    raise DamagedPdfError(f"the PDF is damaged beyond repair: no page could be recovered (page 1: {first})")
+
+
+def _write(target: Path, slots: list[PageSlot], verdicts: list[PageVerdict]) -> None:
+    writer = PdfWriter()
+    size = LETTER
+    for slot, verdict in zip(slots, verdicts, strict=True):
+        own_size = _page_size(slot.page) if slot.page is not None else None
+        size = own_size or size
+        if slot.page is not None and verdict.lost is None:
+            writer.add_page(slot.page)  # type: ignore[arg-type]  # a PageObject, built by page_tree
+        else:  # keep the numbering: a marked blank page where the lost one was
+            placeholder = writer.add_blank_page(*size)
+            placeholder[NameObject(LOST_PAGE_KEY)] = TextStringObject(verdict.lost or "the page is lost")
+    with target.open("wb") as handle:
+        writer.write(handle)
+
+
+def _page_size(page: DictionaryObject) -> tuple[float, float] | None:
+    box = resolve(page.raw_get("/MediaBox")) if "/MediaBox" in page else None
+    try:
+        left, bottom, right, top = (float(resolve(value)) for value in box)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        return None
+    width, height = abs(right - left), abs(top - bottom)
+    return (width, height) if width >= 1 and height >= 1 else None
+
+
+def _lenient_reader(data: bytes) -> tuple[PdfReader, DamagedPdfError | None]:
+    """pypdf's reader of data, and why it has no document catalog if it has none."""
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
         _ = reader.root_object  # the catalog lookup is lazy; force it while we can still fall back
@@ -86,13 +192,29 @@ def _lenient_reader(data: bytes) -> PdfReader:
         reader = PdfReader(io.BytesIO(_with_synthetic_trailer(data)), strict=False)
         try:
             _ = reader.root_object
-        except Exception as exc:
-            raise DamagedPdfError(
-                f"the PDF is damaged beyond repair (no document catalog: {_one_line(exc)})"
-            ) from None
+        except Exception:
+            return reader, _no_catalog(reader, data)
     if reader.is_encrypted and not reader.decrypt(""):
         raise EncryptedPdfError("the PDF is encrypted; decrypt it first")
-    return reader
+    return reader, None
+
+
+def _no_catalog(reader: PdfReader, data: bytes) -> DamagedPdfError:
+    """The error for a file whose document catalog cannot be found, naming why as far as the bytes tell."""
+    truncated = is_truncated(data)
+    broken = Locator(reader, data, truncated=truncated).broken_object_streams()
+    names = sorted({name for name, _ in broken if name is not None})
+    if names:
+        return UnsupportedCompressionError(
+            f"the PDF's objects are compressed with {', '.join(names)}, which cannot be read"
+        )
+    if broken:
+        return DamagedPdfError(f"the PDF is damaged beyond repair: its compressed objects {broken[0][1]}")
+    if truncated:
+        return DamagedPdfError(
+            "the PDF is damaged beyond repair: the file is cut off before its document catalog"
+        )
+    return DamagedPdfError("the PDF is damaged beyond repair: it has no document catalog")
 
 
 def _with_synthetic_trailer(data: bytes) -> bytes:
@@ -104,57 +226,3 @@ def _with_synthetic_trailer(data: bytes) -> bytes:
     # startxref 0 points at no table: pypdf rebuilds it by scanning, then searches /Size objects for
     # the one whose /Type is /Catalog.
     return data + b"\ntrailer\n<< /Size %d >>\nstartxref\n0\n%%%%EOF\n" % size
-
-
-def _leaf_pages(node_ref: Any, depth: int, seen: set[int]) -> Iterator[int | None]:
-    """Object numbers of the pages under a page-tree node, in order; None for a kid that is gone."""
-    if depth > _MAX_TREE_DEPTH:
-        raise DamagedPdfError("the PDF's page tree is too deep (a loop?)")
-    node = node_ref.get_object() if isinstance(node_ref, IndirectObject) else node_ref
-    if not isinstance(node, DictionaryObject):
-        raise DamagedPdfError("the PDF's page tree is missing")
-    for kid_ref in node.get("/Kids", []):
-        object_number = kid_ref.idnum if isinstance(kid_ref, IndirectObject) else None
-        if object_number is not None:
-            if object_number in seen:
-                raise DamagedPdfError("the PDF's page tree loops back on itself")
-            seen.add(object_number)
-        try:
-            kid = kid_ref.get_object()
-        except Exception:  # the kid's object is cut off or unreadable: one lost page
-            kid = None
-        if not isinstance(kid, DictionaryObject):
-            yield None
-        elif "/Kids" in kid:
-            yield from _leaf_pages(kid, depth + 1, seen)
-        else:
-            yield object_number
-
-
-def _is_whole(page: DictionaryObject) -> bool:
-    """Every stream the page draws directly (contents, images, forms) is present and decodes."""
-    try:
-        if "/Contents" in page:
-            contents = page["/Contents"].get_object()
-            streams = contents if isinstance(contents, list) else [contents]
-            for ref in streams:
-                stream = ref.get_object() if ref is not None else None
-                if not isinstance(stream, StreamObject):
-                    return False
-                stream.get_data()
-        resources = page.get("/Resources")
-        resources = resources.get_object() if resources is not None else DictionaryObject()
-        xobjects = resources.get("/XObject")
-        for ref in (xobjects.get_object() if xobjects is not None else DictionaryObject()).values():
-            xobject = ref.get_object()
-            if not isinstance(xobject, StreamObject):
-                return False
-            xobject.get_data()
-    except Exception:  # a truncated or corrupt stream: the page cannot be drawn as it was
-        return False
-    return True
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text[:200] or "no detail"

@@ -24,6 +24,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from app.core.errors import ConfigurationError
+from app.pdf._writer import write_pdf
 
 SENTENCES = (
     "The committee met on a wet Tuesday morning to review the harbour accounts.",
@@ -85,7 +86,8 @@ def page_text(page_index: int, seed: int, sentences: int = 14) -> str:
     return "\n\n".join(paragraphs)
 
 
-def _font(points: float) -> ImageFont.FreeTypeFont:
+def font(points: float) -> ImageFont.FreeTypeFont:
+    """The sample pages' serif at points, at the samples' 300 DPI."""
     for candidate in FONT_CANDIDATES:
         if Path(candidate).is_file():
             return ImageFont.truetype(candidate, size=round(points * DPI / 72))
@@ -97,12 +99,12 @@ def render_scan(text: str, *, points: float = 11.5) -> Image.Image:
     width, height = (round(x * DPI) for x in PAGE_INCHES)
     image = Image.new("L", (width, height), 255)
     draw = ImageDraw.Draw(image)
-    font = _font(points)
+    face = font(points)
     line_height = round(points * 1.45 * DPI / 72)
     y = DPI  # one-inch top margin
     for paragraph in text.split("\n\n"):
         for line in textwrap.wrap(paragraph, width=78):
-            draw.text((DPI, y), line, font=font, fill=0)
+            draw.text((DPI, y), line, font=face, fill=0)
             y += line_height
         y += line_height // 2
     return image
@@ -167,20 +169,7 @@ def _text_pdf(texts: list[str]) -> bytes:
             b"<< /Filter [/ASCII85Decode /FlateDecode] /Length %d >>\nstream\n%s\nendstream"
             % (len(encoded), encoded)
         )
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        catalog,
-        xref,
-    )
-    return bytes(out)
+    return write_pdf(objects, catalog, version=b"1.4")
 
 
 def _content(text: str) -> bytes:

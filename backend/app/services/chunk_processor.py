@@ -21,11 +21,14 @@ the next attempt finds it.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -34,14 +37,17 @@ from app.core.backoff import Backoff, retry_transient
 from app.core.errors import LeaseLostError, OCRError, RepositoryUnavailableError
 from app.core.health import DependencyHealth
 from app.core.logging import get_logger
-from app.engines.errors import EngineUnavailableError, UnknownEngineError
+from app.engines.base import PageResult
+from app.engines.errors import EngineUnavailableError, OcrProcessDiedError, UnknownEngineError
 from app.engines.pool import recognize_in_process
+from app.models.limits import WORKER_ID_MAX
 from app.models.ocr_chunk import ChunkLease, ChunkStatus, DocumentOCRChunk
-from app.models.results import ChunkResult, PageText, WordBox
+from app.models.results import ChunkResult, PageFailure, PageText, WordBox
 from app.services.leases import run_while_leased
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import JobQueue
 from app.services.recovery import retry_failed
+from app.services.searchable import with_text_layer
 from app.storage.base import BlobStore, StoredObject, get_verified
 from app.storage.checksums import sha256_hex
 from app.storage.errors import ChecksumMismatchError, ObjectNotFoundError, StorageError
@@ -49,6 +55,8 @@ from app.storage.paths import chunk_result_path
 
 log = get_logger(__name__)
 T = TypeVar("T")
+# A page that killed its OCR process this many times in a row is failed without being read again.
+_DEATHS_TO_BLAME_A_PAGE = 2
 DATABASE = "database"
 
 
@@ -109,10 +117,7 @@ class ChunkProcessor:
         arq's first-in-first-out order: a small document is not queued behind a large one.
         """
         try:
-            chunk = await self._with_database(
-                lambda: self.service.claim_next_chunk(self.worker_id),
-                deadline=time.monotonic() + self._threshold,
-            )
+            chunk = await self._with_database(self._claimer(), deadline=time.monotonic() + self._threshold)
         except RepositoryUnavailableError as exc:
             log.warning(
                 "chunk_claim_deferred", job_chunk_id=chunk_id, worker_id=self.worker_id, error=str(exc)
@@ -127,8 +132,9 @@ class ChunkProcessor:
             document_id=str(chunk.document_id),
             chunk_index=chunk.chunk_index,
             attempt=lease.token.attempt,
-            worker_id=self.worker_id,
+            worker_id=chunk.worker_id,
             engine=chunk.engine,
+            language=chunk.language,
         )
         started = time.perf_counter()
         try:
@@ -154,6 +160,29 @@ class ChunkProcessor:
         await self._after_complete(chunk)
         return outcome
 
+    def _claimer(self) -> Callable[[], Awaitable[DocumentOCRChunk | None]]:
+        """One claim, safe to call again after a connection error.
+
+        The claim is made under a holder id of its own (this worker's id and a nonce). A call
+        after the first asks what that holder already holds before claiming: the earlier call may
+        have committed and lost its answer, and claiming again would take a second chunk while the
+        first waited, leased to nobody, for the stale sweep and a second attempt.
+        """
+        holder = f"{self.worker_id[: WORKER_ID_MAX - 9]}/{secrets.token_hex(4)}"
+        called = False
+
+        async def claim() -> DocumentOCRChunk | None:
+            nonlocal called
+            if called:
+                held = await self.service.held_chunk(holder)
+                if held is not None:
+                    log.info("chunk_claim_recovered", chunk_id=str(held.id), worker_id=holder)
+                    return held
+            called = True
+            return await self.service.claim_next_chunk(holder)
+
+        return claim
+
     async def _run(self, chunk: DocumentOCRChunk, lease: _Lease) -> ChunkOutcome:
         path = self.result_path(chunk)
         earlier = await self._stored_result(chunk, path)
@@ -171,7 +200,12 @@ class ChunkProcessor:
         if not chunk.input_checksum:
             raise InternalError(f"chunk {chunk.id} has no input object", chunk_id=chunk.id)
         return chunk_result_path(
-            chunk.matter_id, chunk.document_id, chunk.chunk_index, chunk.input_checksum, chunk.engine
+            chunk.matter_id,
+            chunk.document_id,
+            chunk.chunk_index,
+            chunk.input_checksum,
+            chunk.engine,
+            chunk.language,
         )
 
     async def _stored_result(self, chunk: DocumentOCRChunk, path: str) -> StoredObject | None:
@@ -199,22 +233,10 @@ class ChunkProcessor:
 
     async def recognize(self, chunk: DocumentOCRChunk) -> ChunkResult:
         """OCR the chunk's input PDF in the process pool (also used by finalize to repair)."""
-        if not chunk.input_storage_path or not chunk.input_checksum:
-            raise InternalError(f"chunk {chunk.id} has no input object", chunk_id=chunk.id)
-        path, checksum = chunk.input_storage_path, chunk.input_checksum
-        pdf = await retry_transient(
-            lambda: get_verified(self.store, path, checksum),
-            transient=(StorageError,),
-            when=_transient_storage_error,
-            backoff=self.storage_backoff,
-            attempts=self.storage_attempts,
-        )
-        loop = asyncio.get_running_loop()
+        pdf = await self.input_pdf(chunk)
         ocr_started = time.perf_counter()
         try:
-            pages, engine_version = await loop.run_in_executor(
-                self.executor, recognize_in_process, chunk.engine, pdf, chunk.page_start
-            )
+            pages, engine_version = await self._recognize_pages(chunk, pdf)
         except UnknownEngineError as exc:
             raise EngineUnavailableError(f"worker {self.worker_id} cannot run this engine: {exc}") from None
         # One event per engine run: how often OCR really ran (tests count these).
@@ -222,6 +244,7 @@ class ChunkProcessor:
             "chunk_ocr",
             chunk_id=str(chunk.id),
             engine=chunk.engine,
+            language=chunk.language,
             pages=len(pages),
             duration_ms=_ms(ocr_started),
         )
@@ -232,6 +255,7 @@ class ChunkProcessor:
             page_end=chunk.page_end,
             engine=chunk.engine,
             engine_version=engine_version,
+            language=chunk.language,
             pages=tuple(
                 PageText(
                     page_number=p.page_number,
@@ -240,6 +264,10 @@ class ChunkProcessor:
                     source=p.source,
                     words=tuple(WordBox(text=w.text, confidence=w.confidence, bbox=w.bbox) for w in p.words)
                     or None,
+                    error=PageFailure(code=p.error.code, message=p.error.message) if p.error else None,
+                    rotation=p.rotation,
+                    skew=p.skew,
+                    dpi=p.dpi,
                 )
                 for p in pages
             ),
@@ -249,7 +277,57 @@ class ChunkProcessor:
                 f"engine returned pages {[p.page_number for p in result.pages]} "
                 f"for pages {chunk.page_start}-{chunk.page_end}"
             )
-        return result
+        if not self.service.settings.searchable_pdf:
+            return result
+        return await with_text_layer(self.put_result, self.result_path(chunk), pdf, result)
+
+    async def input_pdf(self, chunk: DocumentOCRChunk) -> bytes:
+        """The chunk's input PDF, verified against its checksum."""
+        if not chunk.input_storage_path or not chunk.input_checksum:
+            raise InternalError(f"chunk {chunk.id} has no input object", chunk_id=chunk.id)
+        path, checksum = chunk.input_storage_path, chunk.input_checksum
+        return await retry_transient(
+            lambda: get_verified(self.store, path, checksum),
+            transient=(StorageError,),
+            when=_transient_storage_error,
+            backoff=self.storage_backoff,
+            attempts=self.storage_attempts,
+        )
+
+    async def _recognize_pages(self, chunk: DocumentOCRChunk, pdf: bytes) -> tuple[list[PageResult], str]:
+        """The engine's pages in the process pool. A page on which PDFium kills its OCR process
+        (it aborts on a failed allocation, or crashes on a malformed page) fails alone: once it
+        has done so twice in a row (once could be the OOM killer or an operator), the chunk runs
+        again at once without it."""
+        loop = asyncio.get_running_loop()
+        lost: dict[int, str] = {}
+        deaths: Counter[int] = Counter()
+        while True:
+            try:
+                pages: tuple[list[PageResult], str] = await loop.run_in_executor(
+                    self.executor,
+                    recognize_in_process,
+                    chunk.engine,
+                    pdf,
+                    chunk.page_start,
+                    chunk.language,
+                    lost,
+                )
+                return pages
+            except OcrProcessDiedError as exc:
+                page = exc.context.get("page")
+                if not isinstance(page, int) or not chunk.page_start <= page <= chunk.page_end:
+                    raise  # killed before any page, or beside another process: the attempt fails
+                deaths[page] += 1
+                if deaths[page] >= _DEATHS_TO_BLAME_A_PAGE:
+                    lost[page] = exc.message
+                log.warning(
+                    "ocr_process_died_on_page",
+                    chunk_id=str(chunk.id),
+                    page=page,
+                    deaths=deaths[page],
+                    page_failed=page in lost,
+                )
 
     async def put_result(
         self, path: str, data: bytes, content_type: str = "application/json"
@@ -266,6 +344,16 @@ class ChunkProcessor:
             backoff=self.storage_backoff,
             attempts=self.storage_attempts,
             on_failure=retrying,
+        )
+
+    async def put_result_file(self, path: str, source: Path, content_type: str) -> StoredObject:
+        """put_result for a file on disk (a searchable PDF), streamed, not read into memory."""
+        return await retry_transient(
+            lambda: self.store.put_file(path, source, content_type),
+            transient=(StorageError,),
+            when=_transient_storage_error,
+            backoff=self.storage_backoff,
+            attempts=self.storage_attempts,
         )
 
     async def _confirm_lease(self, lease: _Lease) -> None:
@@ -370,7 +458,7 @@ class ChunkProcessor:
 
 
 def _result_of(chunk: DocumentOCRChunk, data: bytes) -> bool:
-    """Whether data is a chunk result for exactly this chunk, engine and pages."""
+    """Whether data is a chunk result for exactly this chunk, engine, language and pages."""
     try:
         result = ChunkResult.model_validate_json(data)
     except ValidationError:
@@ -380,6 +468,7 @@ def _result_of(chunk: DocumentOCRChunk, data: bytes) -> bool:
         and result.chunk_index == chunk.chunk_index
         and (result.page_start, result.page_end) == (chunk.page_start, chunk.page_end)
         and result.engine == chunk.engine
+        and result.language == chunk.language
         and result.covers_its_range()
     )
 

@@ -128,11 +128,11 @@ class DocumentOperations:
         return await self.repository.heartbeat_finalize(lease.document_id, lease.worker_id, lease.attempt)
 
     async def complete_finalize(
-        self, lease: FinalizeLease, result_storage_path: str, result_checksum: str
+        self, lease: FinalizeLease, result_storage_path: str, result_checksum: str, pages_failed: int = 0
     ) -> Document:
         path, checksum = result_fields(result_storage_path, result_checksum)
         done = await self.repository.complete_finalize(
-            lease.document_id, lease.worker_id, lease.attempt, path, checksum
+            lease.document_id, lease.worker_id, lease.attempt, path, checksum, pages_failed
         )
         if done is None:
             raise finalize_lease_lost(lease)

@@ -15,11 +15,14 @@ from pathlib import Path
 from uuid import UUID
 
 from app.core.errors import InvalidInputError, QueueUnavailableError
+from app.core.languages import DEFAULT_LANGUAGE, check_language, language_codes
+from app.engines.languages import not_installed
 from app.engines.registry import available_engines
+from app.engines.specs import engine_spec
 from app.models.document import Document, DocumentStatus
 from app.models.ocr_chunk import ChunkProgress, DocumentOCRChunk
-from app.models.results import MergedResult
-from app.services.merge import document_result
+from app.models.results import MergedResult, StoredFile
+from app.services.merge import document_result, searchable_pdf_file, searchable_pdf_of
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.planner import StartedDocument, plan_document, start_document
 from app.services.queue import JobQueue
@@ -34,6 +37,12 @@ class EngineNotOfferedError(InvalidInputError):
     """No worker can run the engine asked for (unknown, or no worker has what it needs)."""
 
     code = "engine_unavailable"
+
+
+class LanguageNotOfferedError(InvalidInputError):
+    """No worker's tesseract reads the language asked for (its trained data is not installed)."""
+
+    code = "language_unavailable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,19 +111,46 @@ class Documents:
             )
         return name
 
+    async def offered_language(self, engine: str, language: str) -> str:
+        """The language, if it is well formed and (for an engine that reads with tesseract, as far
+        as the workers have said) some worker reads every code of it.
+
+        As with engines, no word from any worker (or no Redis) cannot be known, and is accepted:
+        a worker without the language fails the chunks for good (`engine_unavailable`).
+        """
+        check_language(language)
+        if not engine_spec(engine).tesseract_languages:
+            return language  # a hint to google-vision; nothing to text-layer and null
+        try:
+            workers = await self.queue.worker_languages()
+        except QueueUnavailableError:
+            workers = []
+        codes = set(language_codes(language))
+        if not workers or any(codes <= reads for reads in workers):
+            return language
+        everywhere = set().union(*workers)
+        if missing := [code for code in language_codes(language) if code not in everywhere]:
+            raise LanguageNotOfferedError(not_installed(missing, everywhere, where=" on any worker"))
+        raise LanguageNotOfferedError(
+            f"no one worker reads every language of {language!r} "
+            f"(workers read {', '.join('+'.join(sorted(reads)) for reads in workers)})"
+        )
+
     async def submit(
         self,
         pdf: Path,
         *,
         matter_id: UUID,
         engine: str,
+        language: str = DEFAULT_LANGUAGE,
         chunk_pages: int | None = None,
         workers: int = 1,
         filename: str | None = None,
         keep_source: bool = False,
         start: bool = True,
     ) -> StartedDocument:
-        """Register a PDF as a document and (with start) plan, cut and enqueue its chunks.
+        """Register a PDF as a document read in `language` and (with start) plan, cut and enqueue
+        its chunks.
 
         keep_source stores the original in the bucket, so a document registered
         without start can be started later (start()). The document comes back as
@@ -127,6 +163,7 @@ class Documents:
             pdf,
             matter_id=matter_id,
             engine=engine,
+            language=language,
             chunk_pages=chunk_pages,
             workers=workers,
             filename=filename,
@@ -141,6 +178,7 @@ class Documents:
         """Plan a registered document from its stored source (OCRAlreadyStartedError the second
         time); the document comes back as it is now, processing."""
         await self.offered_engine(document.engine)
+        await self.offered_language(document.engine, document.language)
         planned = await plan_document(self.service, self.store, self.queue, document, chunk_pages=chunk_pages)
         return replace(planned, document=await self.service.get_document(document.id))
 
@@ -155,6 +193,21 @@ class Documents:
         results when it went missing (ResultPendingError while OCR runs, ResultNotReadyError
         for a failed document)."""
         return await document_result(self.service, self.store, self.queue, document)
+
+    async def searchable_pdf(self, document: Document) -> StoredFile:
+        """Where the searchable PDF is and its checksum (NoSearchablePdfError when there is none)."""
+        return await searchable_pdf_of(self.service, self.store, self.queue, document)
+
+    async def searchable_pdf_file(self, document: Document, stored: StoredFile, dest: Path) -> StoredFile:
+        """The searchable PDF written to dest, verified (ResultRebuildingError while it is rebuilt)."""
+        return await searchable_pdf_file(self.service, self.store, self.queue, document, stored, dest)
+
+    async def signed_url(self, stored: StoredFile, expires_in: int) -> str | None:
+        """A download URL from the blob store (Supabase Storage); None for a local directory."""
+        return await self.store.signed_url(stored.path, expires_in)
+
+    async def get(self, document_id: IdLike) -> Document:
+        return await self.service.get_document(document_id)
 
     async def result_of(self, document_id: IdLike) -> tuple[Document, MergedResult]:
         document = await self.service.get_document(document_id)

@@ -12,7 +12,8 @@ The recipe, one step per line in ``finalize``:
   1. a completed document whose merged result verifies: nothing to do
   2. take the finalize lease (held by a live merge, or chunks not done: nothing to do)
   3. verify each chunk result, OCR again the ones that fail
-  4. merge, store result.txt and result.json, complete the document under the lease
+  4. build result.pdf (app.services.searchable), merge, store result.txt and result.json,
+     complete the document under the lease
   5. on an error: give the lease up (a permanent error fails the document)
 """
 
@@ -32,6 +33,7 @@ from app.services.chunk_processor import ChunkProcessor, InternalError
 from app.services.leases import run_while_leased
 from app.services.merge import merge, read_merged, store_merged, verified_chunk_result
 from app.services.ocr_chunk_service import OCRChunkService
+from app.services.searchable import searchable_or_why, verifies
 from app.storage.base import BlobStore
 
 log = get_logger(__name__)
@@ -56,7 +58,7 @@ class Finalizer:
 
     async def finalize(self, document_id: UUID | str) -> FinalizeOutcome:
         document = await self.service.get_document(document_id)
-        if document.ocr_status is DocumentStatus.COMPLETED and await read_merged(self.store, document):
+        if document.ocr_status is DocumentStatus.COMPLETED and await self._result_verifies(document):
             return FinalizeOutcome.ALREADY_DONE
         claimed = await self.service.claim_finalize(document.id, self.processor.worker_id)
         if claimed is None:
@@ -84,19 +86,34 @@ class Finalizer:
     async def _merge(self, document: Document, lease: FinalizeLease) -> Document:
         chunks = sorted(await self.service.get_chunks_by_document(document.id), key=lambda c: c.page_start)
         verified = [await self._verified_or_redone(chunk) for chunk in chunks]
-        merged = merge(
-            document, [c for c, _ in verified], [r for _, r in verified], self.low_confidence_threshold
-        )
+        chunks, results = [c for c, _ in verified], [r for _, r in verified]
+        searchable, unsearchable = None, None
+        if self.service.settings.searchable_pdf:
+            processor = self.processor
+            searchable, unsearchable = await searchable_or_why(
+                self.store, processor.put_result_file, document, chunks, results, processor.input_pdf
+            )
+        merged = merge(document, chunks, results, self.low_confidence_threshold, searchable, unsearchable)
         stored = await store_merged(self.processor.put_result, document, merged)
-        done = await self.service.complete_finalize(lease, stored.path, stored.sha256)
+        done = await self.service.complete_finalize(
+            lease, stored.path, stored.sha256, len(merged.failed_pages)
+        )
         log.info(
             "document_merged",
             document_id=str(document.id),
             pages=merged.page_count,
             chunks=len(chunks),
             low_confidence_pages=len(merged.low_confidence_pages),
+            failed_pages=[p.page_number for p in merged.failed_pages],
         )
         return done
+
+    async def _result_verifies(self, document: Document) -> bool:
+        """The merged result verifies, and so does the searchable PDF it names."""
+        merged = await read_merged(self.store, document)
+        if merged is None:
+            return False
+        return merged.searchable_pdf is None or await verifies(self.store, merged.searchable_pdf)
 
     async def _verified_or_redone(self, chunk: DocumentOCRChunk) -> tuple[DocumentOCRChunk, ChunkResult]:
         result = await verified_chunk_result(self.store, chunk)

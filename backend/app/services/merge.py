@@ -13,18 +13,20 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
 from pydantic import ValidationError
 
-from app.core.errors import ConflictError, OCRError
+from app.core.errors import ConflictError, NotFoundError, OCRError
 from app.core.logging import get_logger
 from app.models.document import Document, DocumentStatus, FinalizeLease
 from app.models.ocr_chunk import DocumentOCRChunk
-from app.models.results import ChunkResult, MergedChunk, MergedResult, PageText
+from app.models.results import ChunkResult, FailedPage, MergedChunk, MergedResult, StoredFile
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import JobQueue
-from app.storage.base import BlobStore, StoredObject, get_verified
-from app.storage.errors import StorageError
+from app.services.searchable import searchable_or_why
+from app.storage.base import BlobStore, StoredObject, get_verified, get_verified_file
+from app.storage.errors import ChecksumMismatchError, ObjectNotFoundError, StorageError
 from app.storage.paths import merged_json_path, merged_text_path
 
 log = get_logger(__name__)
@@ -43,6 +45,13 @@ class ResultRebuildingError(OCRError):
 
     code = "result_rebuilding"
     retryable = True
+
+
+class NoSearchablePdfError(NotFoundError):
+    """The document has no searchable PDF: no page was OCR'd (the original's own text layer is the
+    text), or searchable PDFs are turned off (SEARCHABLE_PDF=false)."""
+
+    code = "no_searchable_pdf"
 
 
 class ResultNotReadyError(ConflictError):
@@ -80,6 +89,46 @@ async def document_result(
     )
 
 
+async def searchable_pdf_file(
+    service: OCRChunkService,
+    store: BlobStore,
+    queue: JobQueue,
+    document: Document,
+    named: StoredFile,
+    dest: Path,
+) -> StoredFile:
+    """The searchable PDF its merged result names (searchable_pdf_of), written to dest and verified;
+    when it went missing or stopped verifying, a worker is asked to graft it again
+    (ResultRebuildingError: come back shortly)."""
+    try:
+        await get_verified_file(store, named.path, named.sha256, dest)
+    except (ObjectNotFoundError, ChecksumMismatchError) as exc:
+        log.warning("searchable_pdf_unusable", document_id=str(document.id), reason=exc.code)
+        claimed = await service.claim_finalize(document.id, _api_worker_id())
+        if claimed is not None:
+            await _hand_to_worker(service, queue, claimed.finalize_lease)
+        raise ResultRebuildingError(
+            f"the searchable PDF of document {document.id} is being rebuilt"
+        ) from None
+    return named
+
+
+async def searchable_pdf_of(
+    service: OCRChunkService, store: BlobStore, queue: JobQueue, document: Document
+) -> StoredFile:
+    """Where the document's searchable PDF is and its checksum, from its verified merged result."""
+    merged = await document_result(service, store, queue, document)
+    if merged.searchable_pdf is None:
+        if merged.searchable_pdf_error:
+            why = merged.searchable_pdf_error
+        elif any(p.source == "ocr" and p.error is None for p in merged.pages):
+            why = "SEARCHABLE_PDF was off when it was merged"
+        else:
+            why = "no page of it needed OCR"
+        raise NoSearchablePdfError(f"document {document.id} has no searchable PDF: {why}")
+    return merged.searchable_pdf
+
+
 async def verified_chunk_result(store: BlobStore, chunk: DocumentOCRChunk) -> ChunkResult | None:
     """The chunk's stored result if it verifies against the row and covers the row's pages."""
     try:
@@ -111,13 +160,11 @@ def merge(
     chunks: Sequence[DocumentOCRChunk],
     results: Sequence[ChunkResult],
     low_confidence_threshold: float,
+    searchable_pdf: StoredFile | None = None,
+    searchable_pdf_error: str | None = None,
 ) -> MergedResult:
     """Chunks and their results in page order -> the document's result (deterministic bytes)."""
-    pages = [
-        PageText(page_number=p.page_number, text=p.text, confidence=p.confidence, source=p.source)
-        for r in results
-        for p in r.pages
-    ]
+    pages = [p.model_copy(update={"words": None}) for r in results for p in r.pages]
     if [p.page_number for p in pages] != list(range(1, document.page_count + 1)):
         raise MergeError(
             f"chunk results of document {document.id} do not cover pages 1-{document.page_count}"
@@ -133,10 +180,18 @@ def merge(
         filename=document.filename,
         page_count=document.page_count,
         engines=tuple(sorted({r.engine for r in results})),
+        language=document.language,
+        searchable_pdf=searchable_pdf,
+        searchable_pdf_error=searchable_pdf_error,
         mean_confidence=round(mean, 4),
         low_confidence_threshold=low_confidence_threshold,
         low_confidence_pages=low,
         pages=tuple(pages),
+        failed_pages=tuple(
+            FailedPage(page_number=p.page_number, code=p.error.code, message=p.error.message)
+            for p in pages
+            if p.error is not None
+        ),
         chunks=tuple(
             MergedChunk(
                 chunk_index=c.chunk_index,
@@ -184,7 +239,7 @@ async def rebuild_merged(
     """Rebuild a completed document's merged result from its verified chunk results, under the
     finalize lease. When a chunk result does not verify, OCR is needed: the document is handed to
     a worker (its finalize job) and ResultRebuildingError says to come back later."""
-    worker_id = f"api:{socket.gethostname()}:{os.getpid()}"
+    worker_id = _api_worker_id()
     claimed = await service.claim_finalize(document.id, worker_id)
     if claimed is None:
         raise ResultRebuildingError(f"the result of document {document.id} is being rebuilt")
@@ -195,9 +250,19 @@ async def rebuild_merged(
         if any(r is None for r in results):
             await _hand_to_worker(service, queue, lease)
             raise ResultRebuildingError(f"document {document.id} needs chunks OCR'd again; retry shortly")
-        merged = merge(claimed, chunks, [r for r in results if r is not None], low_confidence_threshold)
+        verified = [r for r in results if r is not None]
+        searchable, unsearchable = None, None
+        if service.settings.searchable_pdf:  # grafted again: every input to it verifies, no OCR needed
+
+            async def chunk_input(chunk: DocumentOCRChunk) -> bytes:
+                return await get_verified(store, chunk.input_storage_path or "", chunk.input_checksum or "")
+
+            searchable, unsearchable = await searchable_or_why(
+                store, store.put_file, claimed, chunks, verified, chunk_input
+            )
+        merged = merge(claimed, chunks, verified, low_confidence_threshold, searchable, unsearchable)
         stored = await store_merged(store.put, claimed, merged)
-        await service.complete_finalize(lease, stored.path, stored.sha256)
+        await service.complete_finalize(lease, stored.path, stored.sha256, len(merged.failed_pages))
     except BaseException:
         await _release_quietly(service, lease)
         raise
@@ -205,6 +270,11 @@ async def rebuild_merged(
         "merged_result_rebuilt", document_id=str(document.id), worker_id=worker_id, pages=merged.page_count
     )
     return merged
+
+
+def _api_worker_id() -> str:
+    """Who holds a finalize lease taken outside a worker (the API or the command line)."""
+    return f"api:{socket.gethostname()}:{os.getpid()}"
 
 
 async def _hand_to_worker(service: OCRChunkService, queue: JobQueue, lease: FinalizeLease) -> None:

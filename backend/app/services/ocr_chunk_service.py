@@ -231,6 +231,11 @@ class OCRChunkService(DocumentOperations):
         doc_id = as_uuid(document_id, "document_id") if document_id is not None else None
         return await self.repository.claim_next(worker_id_of(worker_id), doc_id)
 
+    async def held_chunk(self, worker_id: str) -> DocumentOCRChunk | None:
+        """The chunk leased to this holder id and still processing, if any: a claim that committed
+        though its caller never heard back (the connection dropped with the answer)."""
+        return await self.repository.held(worker_id_of(worker_id))
+
     async def update_heartbeat(self, lease: ChunkLease) -> bool:
         """Extend the lease; False means it is lost and the worker must stop and write nothing."""
         return await self.repository.heartbeat(lease.chunk_id, lease.worker_id, lease.attempt)

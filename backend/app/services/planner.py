@@ -27,6 +27,7 @@ from pathlib import Path
 from uuid import UUID
 
 from app.core.errors import InvalidInputError, OCRAlreadyStartedError
+from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
 from app.engines.specs import engine_spec
 from app.models.document import Document, DocumentCreate, DocumentStatus
@@ -57,6 +58,7 @@ async def start_document(
     *,
     matter_id: UUID,
     engine: str,
+    language: str = DEFAULT_LANGUAGE,
     chunk_pages: int | None = None,
     workers: int = 1,
     filename: str | None = None,
@@ -75,7 +77,8 @@ async def start_document(
     document: Document | None = None
     try:
         source = str(pdf_path)
-        if keep_source:
+        # The searchable PDF is grafted on the original at finalize, so it is kept whenever that is on.
+        if keep_source or service.settings.searchable_pdf:
             # streamed: an upload of MAX_UPLOAD_BYTES is never held whole in the API's memory
             source_object = source_pdf_path(matter_id, document_id)
             stored_source = await store.put_file(source_object, pdf_path, "application/pdf")
@@ -97,6 +100,7 @@ async def start_document(
                 page_count=info.page_count,
                 file_sha256=info.sha256,
                 engine=engine,
+                language=language,
             )
         )
         chunks = await service.start_document(document.id, ranges) if plan else []
@@ -111,6 +115,7 @@ async def start_document(
         pages=info.page_count,
         chunks=len(chunks),
         engine=engine,
+        language=language,
         duration_ms=round((time.perf_counter() - started) * 1000, 1),
     )
     return StartedDocument(document, chunks, info)

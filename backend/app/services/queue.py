@@ -43,6 +43,10 @@ FINALIZE_PRIORITY_LEAD = timedelta(days=1)  # see _ahead_of_chunks
 # that workers are known (recently) to exist for but none of them can run.
 ENGINES_KEY = "chunk-ocr:engines"
 ENGINE_ADVERTISEMENT_TTL_SECONDS = 600
+# Hash: the languages one worker's tesseract reads, sorted and joined by + (eng+rus) -> unix
+# time it last said so. Whole sets, not single codes: a document in rus+deu needs one worker
+# with both. Read with the same TTL as the engines.
+LANGUAGES_KEY = "chunk-ocr:languages"
 
 # What a lost or restarting Redis raises. A refused connect surfaces as OSError inside redis-py,
 # and a connection lost while a transaction WATCHes a key as WatchError.
@@ -88,6 +92,11 @@ class JobQueue(Protocol):
 
     async def engine_offered(self, engine: str) -> bool | None:
         """Whether a worker said lately that it can run the engine; None when no worker said anything."""
+        ...
+
+    async def worker_languages(self) -> list[frozenset[str]]:
+        """The languages each worker that spoke lately reads with tesseract (workers reading the
+        same ones count once); empty when none said."""
         ...
 
 
@@ -156,13 +165,28 @@ class ArqJobQueue:
 
     async def engine_offered(self, engine: str) -> bool | None:
         """Whether a worker said lately that it can run the engine; None when no worker said anything."""
-        async with translated_redis_errors():
-            seen: dict[bytes, bytes] = await self.redis.hgetall(ENGINES_KEY)  # type: ignore[misc]
-        fresh_after = time.time() - ENGINE_ADVERTISEMENT_TTL_SECONDS
-        fresh = {name.decode() for name, at in seen.items() if float(at) >= fresh_after}
+        fresh = await self._fresh(ENGINES_KEY)
         if not fresh:
             return None
         return engine in fresh
+
+    async def advertise_languages(self, languages: list[str]) -> None:
+        """Say that a worker's tesseract reads these languages (now)."""
+        if languages:
+            now = str(int(time.time()))
+            async with translated_redis_errors():
+                await self.redis.hset(LANGUAGES_KEY, "+".join(sorted(set(languages))), now)  # type: ignore[misc]
+
+    async def worker_languages(self) -> list[frozenset[str]]:
+        """The languages each worker that spoke lately reads with tesseract; empty when none said."""
+        return [frozenset(field.split("+")) for field in sorted(await self._fresh(LANGUAGES_KEY))]
+
+    async def _fresh(self, key: str) -> set[str]:
+        """The fields of an advertisement hash written within the TTL."""
+        async with translated_redis_errors():
+            seen: dict[bytes, bytes] = await self.redis.hgetall(key)  # type: ignore[misc]
+        fresh_after = time.time() - ENGINE_ADVERTISEMENT_TTL_SECONDS
+        return {name.decode() for name, at in seen.items() if float(at) >= fresh_after}
 
 
 def _ahead_of_chunks() -> dict[str, Any]:

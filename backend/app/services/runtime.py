@@ -45,6 +45,7 @@ class EngineCatalog:
 
     versions: dict[str, str] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)  # engine -> why it cannot run here
+    languages: list[str] = field(default_factory=list)  # what tesseract reads here (not osd)
 
     @property
     def available(self) -> list[str]:
@@ -115,14 +116,19 @@ async def _start_ocr_pool(settings: Settings, exit: AsyncExitStack) -> Executor:
     loop = asyncio.get_running_loop()
     warmed = await asyncio.gather(
         *(
-            loop.run_in_executor(executor, warm_up, settings.ocr_engine)
+            loop.run_in_executor(executor, warm_up, settings.ocr_engine, settings.ocr_language)
             for _ in range(settings.ocr_process_count)
         ),
         return_exceptions=True,
     )
     for outcome in warmed:
         if isinstance(outcome, EngineError):
-            log.warning("default_engine_unavailable", engine=settings.ocr_engine, error=str(outcome))
+            log.warning(
+                "default_engine_unavailable",
+                engine=settings.ocr_engine,
+                language=settings.ocr_language,
+                error=str(outcome),
+            )
             break
         if isinstance(outcome, BaseException):
             raise outcome
@@ -177,10 +183,12 @@ async def _probe_engines(catalog: EngineCatalog, worker_id: str, settings: Setti
     found = json.loads(out)
     catalog.versions.update(found["versions"])
     catalog.reasons.update(found["reasons"])
+    catalog.languages[:] = found["languages"]
     log.info(
         "worker_engines",
         worker_id=worker_id,
         engines=catalog.available,
         unavailable=catalog.reasons,
+        languages=catalog.languages,
         duration_ms=round((time.perf_counter() - started) * 1000, 1),
     )

@@ -47,6 +47,11 @@ class BlobStore(Protocol):
         """Where a person finds the object: a file path, or the bucket and object name."""
         ...
 
+    async def signed_url(self, path: str, expires_in: int) -> str | None:
+        """A URL that serves the object to whoever holds it for expires_in seconds; None for a
+        store with no such URLs (a local directory: the caller serves the file itself)."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -60,6 +60,9 @@ class LocalBlobStore:
     def location(self, path: str) -> str:
         return str(self._resolve(path))
 
+    async def signed_url(self, path: str, expires_in: int) -> str | None:
+        return None
+
     async def close(self) -> None:
         return None
 

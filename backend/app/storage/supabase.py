@@ -114,6 +114,15 @@ class SupabaseBlobStore:
             raise StorageError(f"cannot write {dest.name}: {exc.strerror}", path=path) from exc
         return StoredObject(path=path, sha256=digest.hexdigest(), size=size)
 
+    async def signed_url(self, path: str, expires_in: int) -> str | None:
+        """Storage's signed download URL (no key needed to use it) for expires_in seconds."""
+        async with self._translated(path):
+            signed = await self._client.storage.from_(self.bucket).create_signed_url(path, expires_in)
+        url = signed.get("signedURL") or signed.get("signedUrl")
+        if not url:
+            raise StorageError(f"Supabase Storage signed no URL for {path}", path=path)
+        return str(url)
+
     async def exists(self, path: str) -> bool:
         async with self._translated(path):
             return await self._client.storage.from_(self.bucket).exists(path)

@@ -39,6 +39,7 @@ def cli_env(database_url: str, redis_url: str, arq_redis: object, tmp_path: Path
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "LOCAL_STORAGE_DIR": str(tmp_path / "storage"),
+        "DATA_DIR": str(tmp_path / "data"),  # `run` writes its worker's log under DATA_DIR/logs
         "LOG_LEVEL": "INFO",
         "PYTHONUNBUFFERED": "1",
     }

@@ -14,6 +14,9 @@ from tests.e2e.conftest import REPO_ROOT
 # name: table rows it prints
 BENCHMARKS = {
     "scanned": 3,
+    "dense": 3,  # the scanned rows on the dense, clean file
+    "searchable": 3,  # pages/s, pdftotext CER, size
+    "quality": 5,  # two orientation pages, the Russian and German scans, and the seconds
     "born_digital": 2,
     "claims": 1,
     "split": 1,

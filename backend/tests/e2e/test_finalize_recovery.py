@@ -27,6 +27,7 @@ from tests.e2e.conftest import log_events, run_cli, wait_for
 from tests.factories import make_user
 from tests.integration.api.conftest import bearer
 from tests.pdf_factories import cer
+from tests.pdf_tools import pdftotext, qpdf_check
 
 pytestmark = pytest.mark.slow
 
@@ -134,3 +135,12 @@ async def test_merge_killed_mid_way_is_rebuilt_by_one_merge_at_a_time(
     redone_bytes = (storage / redone["result_storage_path"]).read_bytes()
     assert sha256_hex(redone_bytes) == redone["result_checksum"]
     assert "TAMPERED" not in ChunkResult.model_validate_json(redone_bytes).pages[0].text
+
+    # The searchable PDF was grafted by the merge that finished, once, and verifies.
+    assert merged.searchable_pdf is not None
+    result_pdf = storage / merged.searchable_pdf.path
+    assert sha256_hex(result_pdf.read_bytes()) == merged.searchable_pdf.sha256
+    assert len(log_events([tmp_path / "rescuer.log"], "searchable_pdf_built")) == 1
+    qpdf_check(result_pdf)
+    for number, text in enumerate(texts, start=1):
+        assert cer(text, pdftotext(result_pdf, number)) < 0.05

@@ -228,6 +228,35 @@ def test_missing_system_binaries_get_one_line_when_not_root(nobody_dir: Path) ->
     done = make("system-deps", nobody_dir, stock_env(nobody_dir, path=str(bin_dir)), user=NOBODY)
     assert done.returncode == 0, done.stderr  # a warning: the Python side still installs
     (line,) = own_lines(done.stderr)
-    assert line.startswith("make: missing tesseract gs pdftotext chromium setpriv;"), line
-    assert "apt-get install tesseract-ocr tesseract-ocr-eng ghostscript poppler-utils" in line
-    assert "brew install tesseract ghostscript poppler" in line
+    assert line.startswith("make: missing tesseract gs pdftotext qpdf chromium setpriv;"), line
+    assert "apt-get install tesseract-ocr ghostscript poppler-utils qpdf fonts-dejavu-core chromium" in line
+    # the language packs the tests read (TESSERACT_LANGS' default), Debian's names for them
+    assert "util-linux tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-rus tesseract-ocr-deu " in line
+    assert "brew install tesseract tesseract-lang ghostscript poppler qpdf" in line
+
+
+@pytest.mark.timeout(60)
+def test_a_missing_language_pack_gets_one_line_when_not_root(nobody_dir: Path) -> None:
+    """tesseract is there, but not every language TESSERACT_LANGS asks for: the binary alone does
+    not pass. A code (chi_sim) is named by its Debian package (tesseract-ocr-chi-sim)."""
+    assert shutil.which("tesseract", path=SYSTEM_PATH), "tesseract missing: make install first"
+    env = stock_env(nobody_dir)
+    wanted = "TESSERACT_LANGS=eng rus zzz chi_sim"
+    done = subprocess.run(
+        [*NOBODY, "/usr/bin/make", "--no-print-directory", "system-deps", wanted],
+        cwd=nobody_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr  # a warning, as for a missing binary
+    (line,) = own_lines(done.stderr)
+    assert line.startswith("make: missing tesseract-ocr-zzz tesseract-ocr-chi-sim;"), line
+    assert "apt-get install tesseract-ocr " in line
+    assert line.rstrip().endswith("brew install tesseract tesseract-lang ghostscript poppler qpdf"), line
+
+    # what is installed passes without a word: the default languages (installed by make install)
+    default = make("system-deps", nobody_dir, env, user=NOBODY)
+    assert (default.returncode, own_lines(default.stderr), default.stdout) == (0, [], "")

@@ -225,7 +225,10 @@ async def test_postgres_outage_longer_than_the_lease_reuses_the_stored_result(
     reused = {str(e["chunk_id"]) for e in log_events(run.logs, "chunk_done") if e["outcome"] == "reused"}
     assert unrecorded, "no chunk was in flight when the database went away"
     assert unrecorded <= reused  # every result that could not be recorded was reused, not redone
-    assert {str(c["id"]) for c in chunks if c["attempt_count"] == 2} == unrecorded
+    # Each unrecorded chunk ran a second attempt (which reused its result). A claim that committed
+    # as the server crashed, and could not be taken up before the 3 s lease ran out, also costs a
+    # second attempt, though no OCR: assert_complete_once counted one OCR run per chunk.
+    assert unrecorded <= {str(c["id"]) for c in chunks if c["attempt_count"] == 2}
 
 
 @pytest.mark.timeout(240)

@@ -16,9 +16,11 @@ from playwright.async_api import Browser, async_playwright, expect
 
 from app.pdf.samples import make_born_digital_pdf
 from app.services.runtime import Runtime
-from tests.factories import make_matter, make_user, pdf_with_a_refused_page
+from app.storage.checksums import sha256_hex
+from tests.factories import lose_chunk_input, make_matter, make_user, pdf_with_an_unreadable_page
 from tests.integration.api.conftest import bearer, token
 from tests.integration.conftest import burst_worker
+from tests.pdf_factories import make_mixed_pdf
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # No downloads, no calls home: the machine has no network and Chromium must not wait for one.
@@ -78,14 +80,66 @@ async def test_page_shows_a_finished_document(
 
 
 @pytest.mark.timeout(180)
+async def test_page_links_to_the_searchable_pdf_once_done(
+    server: str, browser: Browser, runtime: Runtime, arq_redis: ArqRedis, pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    matter = await make_matter(pool)
+    user = await make_user(pool, matter)
+    make_mixed_pdf(tmp_path / "scan.pdf", "sd", seed=81)
+    document_id = await upload(server, user, matter, tmp_path / "scan.pdf", chunkPages="2", engine="auto")
+
+    page = await browser.new_page()
+    await page.goto(f"{server}/ui/documents/{document_id}#token={token(user)}")
+    await expect(page.locator("#summary")).to_contain_text("processing")
+    await expect(page.locator("#pdf")).to_be_hidden()  # nothing to download yet
+    await burst_worker(arq_redis, runtime).main()
+    await expect(page.locator("#pdf")).to_be_visible(timeout=15_000)
+    async with page.expect_download() as downloading:
+        await page.click("#pdf")
+    download = await downloading.value
+    assert download.suggested_filename == f"{document_id}.ocr.pdf"
+    saved = Path(await download.path())
+    async with httpx.AsyncClient(base_url=server, timeout=30) as client:
+        served = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
+    assert served.status_code == 200
+    assert await asyncio.to_thread(saved.read_bytes) == served.content
+    assert sha256_hex(served.content) == served.headers["x-checksum-sha256"]
+    assert await page.locator("#error").text_content() == ""
+
+
+@pytest.mark.timeout(180)
+async def test_page_says_which_pages_could_not_be_read_and_stops_polling(
+    server: str, browser: Browser, runtime: Runtime, arq_redis: ArqRedis, pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    matter = await make_matter(pool)
+    user = await make_user(pool, matter)
+    pdf_with_an_unreadable_page(tmp_path / "doc.pdf", "dhd")
+    document_id = await upload(server, user, matter, tmp_path / "doc.pdf", chunkPages="3", engine="tesseract")
+    await burst_worker(arq_redis, runtime).main()
+
+    page = await browser.new_page()
+    polls: list[str] = []
+    page.on("request", lambda request: polls.append(request.url) if "/progress" in request.url else None)
+    await page.goto(f"{server}/ui/documents/{document_id}#token={token(user)}")
+    await expect(page.locator("#summary")).to_contain_text(
+        "completed_with_errors: 3 of 3 pages (100%), 1 could not be read (see the result)"
+    )
+    await expect(page.locator("#retry")).to_be_hidden()
+    await asyncio.sleep(2.5)  # a finished document is polled every 5 s, not every second
+    assert len(polls) == 1, polls
+
+
+@pytest.mark.timeout(180)
 async def test_page_shows_a_failed_chunk_and_retries_it(
     server: str, browser: Browser, runtime: Runtime, arq_redis: ArqRedis, pool: asyncpg.Pool, tmp_path: Path
 ) -> None:
     matter = await make_matter(pool)
     user = await make_user(pool, matter)
-    pdf_with_a_refused_page(tmp_path / "doc.pdf", "dw")
-    runtime.processor.engine = "tesseract"
-    document_id = await upload(server, user, matter, tmp_path / "doc.pdf", chunkPages="1", engine="tesseract")
+    make_born_digital_pdf(tmp_path / "doc.pdf", pages=2, seed=3)
+    document_id = await upload(
+        server, user, matter, tmp_path / "doc.pdf", chunkPages="1", engine="text-layer"
+    )
+    await lose_chunk_input(pool, runtime.settings.local_storage_dir, UUID(document_id), 1)
     await burst_worker(arq_redis, runtime).main()
 
     page = await browser.new_page()
@@ -95,7 +149,7 @@ async def test_page_shows_a_failed_chunk_and_retries_it(
         lambda request: retry_calls.append(request.url) if request.url.endswith("/ocr/retry") else None,
     )
     await page.goto(f"{server}/ui/documents/{document_id}#token={token(user)}")
-    await expect(page.locator(".failure")).to_contain_text("chunk 1 (pages 2-2): tesseract_failed")
+    await expect(page.locator(".failure")).to_contain_text("chunk 1 (pages 2-2): object_not_found")
     await expect(page.locator(".tile.failed")).to_have_count(1)
     await expect(page.locator(".tile.completed")).to_have_count(1)
     await page.screenshot(path=str(tmp_path / "failed.png"))

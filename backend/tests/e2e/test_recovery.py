@@ -14,9 +14,13 @@ import pytest
 
 from app.core.errors import LeaseLostError
 from app.models.ocr_chunk import ChunkLease
+from app.models.results import MergedResult
 from app.pdf.samples import make_scanned_pdf
 from app.services.ocr_chunk_service import OCRChunkService
+from app.storage.checksums import sha256_hex
 from tests.e2e.conftest import run_cli, wait_for
+from tests.pdf_factories import cer
+from tests.pdf_tools import pdftotext, qpdf_check
 
 # Test timing: a dead worker's chunk is stale after 3 s, the sweep runs every second.
 FAST_RECOVERY = {
@@ -59,7 +63,7 @@ async def test_worker_killed_mid_chunk_is_recovered_exactly_once(
     tmp_path: Path,
 ) -> None:
     env = cli_env | FAST_RECOVERY
-    make_scanned_pdf(tmp_path / "scan.pdf", pages=4, seed=11)
+    texts = make_scanned_pdf(tmp_path / "scan.pdf", pages=4, seed=11)
     document_id = submit(env, tmp_path / "scan.pdf", chunk_pages=2)
 
     victim = start_worker(env, "victim")
@@ -76,10 +80,22 @@ async def test_worker_killed_mid_chunk_is_recovered_exactly_once(
     assert chunk.worker_id != dead_lease.worker_id
     results_dir = tmp_path / "storage" / "ocr-chunks" / str(chunk.matter_id) / str(document_id) / "chunks"
     written = sorted(p.name for p in results_dir.iterdir() if p.name.startswith(f"{chunk.chunk_index:05d}-"))
-    assert written == [Path(chunk.result_storage_path or "").name]  # its result was written once
+    name = Path(chunk.result_storage_path or "").name
+    assert written == [name, name.replace(".json", ".layer.pdf")]  # its result and its text layer, once
     with pytest.raises(LeaseLostError):  # the dead worker's lease can never complete anything
         await service.complete_chunk(dead_lease, "zombie.json", "0" * 64)
     assert (await service.get_chunk(chunk.id)) == chunk
+
+    # The searchable PDF holds every page's text, the killed chunk's included, and verifies.
+    document = await service.get_document(document_id)
+    storage = tmp_path / "storage" / "ocr-chunks"
+    merged = MergedResult.model_validate_json((storage / (document.result_storage_path or "")).read_bytes())
+    assert merged.searchable_pdf is not None
+    result_pdf = storage / merged.searchable_pdf.path
+    assert sha256_hex(result_pdf.read_bytes()) == merged.searchable_pdf.sha256
+    qpdf_check(result_pdf)
+    for number, text in enumerate(texts, start=1):
+        assert cer(text, pdftotext(result_pdf, number)) < 0.05
 
 
 @pytest.mark.timeout(180)

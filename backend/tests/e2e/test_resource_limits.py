@@ -1,14 +1,16 @@
 """Decompression bombs and page-tree bombs against real `chunk-ocr` commands and a real worker.
 
 A 3 MB PDF whose content stream inflates to 3 GiB drove an OCR process to 4.1 GB RSS, and a
-600 KB page tree naming one page 100,000 times was planned into 2,000 chunks. Now the bombs fail
-their own chunks with `resource_limit` while the worker's whole process tree stays under 1 GB,
-a document submitted beside them completes, and the page tree is refused at submit.
+600 KB page tree naming one page 100,000 times was planned into 2,000 chunks. Now a bomb is a
+failed page (`resource_limit`) of a document that completes without it, while the worker's whole
+process tree stays under 1 GB, a document submitted beside them completes, and the page tree is
+refused at submit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -45,7 +47,7 @@ async def _settled(pool: asyncpg.Pool, ids: list[UUID]) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-async def test_bombs_fail_their_own_chunks_in_bounded_memory(
+async def test_bombs_are_failed_pages_in_bounded_memory(
     cli_env: dict[str, str],
     start_worker: Callable[..., subprocess.Popen[bytes]],
     pool: asyncpg.Pool,
@@ -84,7 +86,7 @@ async def test_bombs_fail_their_own_chunks_in_bounded_memory(
 
     rows = {
         name: await pool.fetch(
-            "select d.ocr_status, c.status, c.error_code, c.error_message, c.attempt_count "
+            "select d.ocr_status, d.pages_failed, c.status, c.error_code, c.attempt_count "
             "from documents d join document_ocr_chunks c on c.document_id = d.id where d.id = $1",
             document_id,
         )
@@ -92,10 +94,21 @@ async def test_bombs_fail_their_own_chunks_in_bounded_memory(
     }
     for name in ("content", "image"):
         (row,) = rows[name]
-        assert (row["ocr_status"], row["status"], row["error_code"]) == ("failed", "failed", "resource_limit")
+        assert (row["ocr_status"], row["pages_failed"], row["status"], row["error_code"]) == (
+            "completed",
+            1,
+            "completed",
+            None,
+        )
         assert row["attempt_count"] == 1  # permanent: not retried
-        assert "MAX_PAGE_DECODED_MB" in row["error_message"]
-    assert [(r["ocr_status"], r["status"]) for r in rows["scan"]] == [("completed", "completed")] * 2
+        merged = run_cli(["result", str(ids[name]), "--format", "json"], env)
+        assert merged.returncode == 0, merged.stderr
+        (failed,) = json.loads(merged.stdout)["failed_pages"]
+        assert (failed["page_number"], failed["code"]) == (1, "resource_limit")
+        assert "MAX_PAGE_DECODED_MB" in failed["message"]
+    assert [(r["ocr_status"], r["pages_failed"], r["status"]) for r in rows["scan"]] == [
+        ("completed", 0, "completed")
+    ] * 2
 
     result = run_cli(["result", str(ids["scan"])], env)
     assert result.returncode == 0, result.stderr

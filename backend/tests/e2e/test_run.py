@@ -9,6 +9,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from app.local.exit_codes import ExitCode
 from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
 from app.storage.checksums import sha256_hex
 from tests.e2e.conftest import REPO_ROOT, run_cli
@@ -112,17 +113,24 @@ async def test_truncated_pdf_is_repaired_with_a_warning_naming_the_lost_pages(
     result = run_cli(
         ["run", str(tmp_path / "cut.pdf"), "--out", str(tmp_path / "out"), "--ocr-processes", "1"], cli_env
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == ExitCode.PAGES_MISSING, result.stderr
     assert "Traceback" not in result.stderr
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]
     assert warnings == [
         f"chunk-ocr: {tmp_path / 'cut.pdf'}: warning: the file is truncated: rebuilt with pypdf,"
-        " 9 of 20 pages lost (pages 12-20, left blank)"
+        " 9 of 20 pages lost (pages 12-20, left blank); pages 12-20: the page's content stream is cut off",
+        f"chunk-ocr: {tmp_path / 'cut.pdf'}: warning: 9 of 20 pages could not be read and have no text"
+        " (page 12: page_lost; page 13: page_lost; page 14: page_lost; 6 more in the JSON);"
+        " page 12: page 12 was lost in the damaged file: the page's content stream is cut off",
     ]
     pages = (tmp_path / "out" / "cut.txt").read_text().split("\f")
     assert len(pages) == 20  # page numbers are those of the original
     assert [p.split() for p in pages[:11]] == [t.split() for t in texts[:11]]
     assert pages[11:] == [""] * 9
+    merged = json.loads((tmp_path / "out" / "cut.json").read_text())
+    assert [(f["page_number"], f["code"]) for f in merged["failed_pages"]] == [
+        (n, "page_lost") for n in range(12, 21)
+    ]
 
 
 @pytest.mark.timeout(300)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -68,6 +69,22 @@ async def storm(private_redis: PrivateRedis, client: ArqRedis, main: asyncio.Tas
         assert not main.done(), main.exception() if main.done() else None
 
 
+def awaiting(task: asyncio.Task[None]) -> list[str]:
+    """Where a task waits: each coroutine or future it awaits, down to the innermost."""
+    chain: list[str] = []
+    current: Any = task.get_coro()
+    while current is not None and len(chain) < 40:
+        frame = getattr(current, "cr_frame", None) or getattr(current, "ag_frame", None)
+        if frame is not None:
+            chain.append(
+                f"{frame.f_code.co_filename.rsplit('/', 2)[-1]}:{frame.f_lineno} {frame.f_code.co_name}"
+            )
+        else:
+            chain.append(repr(current)[:200])
+        current = getattr(current, "cr_await", None) or getattr(current, "ag_await", None)
+    return chain
+
+
 async def runs_a_fresh_batch(client: ArqRedis, worker: Worker, done: list[tuple[str, int]]) -> None:
     await enqueue(client, range(40), "after")
 
@@ -91,9 +108,17 @@ async def test_worker_outlives_redis_restarts_and_keeps_its_job_slots(
         try:
             await storm(private_redis, client, main, cycles=12)
             # Each command retries for about 4 s (queue.redis_settings), so the short outages above
-            # may all be absorbed; one longer than that reaches the poll loop whatever the timing.
+            # may all be absorbed; one that lasts until the worker reports it reaches the poll
+            # loop whatever the timing (a slow machine stretches the retries).
             private_redis.stop()
-            await asyncio.sleep(6)
+            deadline = time.monotonic() + 30
+            while not any(e["event"] == "dependency_unavailable" for e in logs):
+                assert time.monotonic() < deadline, (
+                    f"the worker never noticed Redis was gone: counter={worker.job_counter} "
+                    f"sem={worker.sem._value} tasks={worker.tasks} unfinished={worker._unfinished} "
+                    f"awaiting={awaiting(main)} fails={worker._redis_failures}"
+                )
+                await asyncio.sleep(0.2)
             assert not main.done()
             private_redis.start()
             await runs_a_fresh_batch(client, worker, done)

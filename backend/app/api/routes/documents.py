@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Header, Response, status
+from fastapi.responses import FileResponse, RedirectResponse
+from starlette.background import BackgroundTask
 
 from app.api.deps import AccessibleDocument, ActableDocument, CurrentUser, DocumentsDep
 from app.api.schemas import ChunkView, DocumentView, ProgressView, ResultView, RetryView, StartedView
@@ -64,3 +69,44 @@ async def result(document: AccessibleDocument, documents: DocumentsDep) -> Resul
     result_rebuilding until a worker has done it.
     """
     return ResultView.of(await documents.result(document))
+
+
+# Long enough for a slow client to start a large download; short enough not to be a standing link.
+SIGNED_URL_SECONDS = 300
+
+
+@router.get(
+    "/{document_id}/ocr/result.pdf",
+    response_class=FileResponse,
+    responses={
+        200: {"content": {"application/pdf": {}}, "description": "The searchable PDF"},
+        307: {"description": "A signed Supabase Storage URL for the searchable PDF"},
+    },
+)
+async def result_pdf(document: AccessibleDocument, documents: DocumentsDep) -> Response:
+    """The searchable PDF: the original pages with an invisible text layer over each OCR'd word.
+
+    Where Supabase Storage holds it, a redirect to a signed URL valid for five minutes, with the
+    file's SHA-256 in `X-Checksum-SHA256` (finalize verified it when it stored it); otherwise the
+    file itself, verified against that checksum before it is sent. 404 `no_searchable_pdf` when no
+    page needed OCR (the original's own text layer is the text); 503 `result_rebuilding` while a
+    file that went missing or stopped verifying is grafted again.
+    """
+    stored = await documents.searchable_pdf(document)
+    headers = {"X-Checksum-SHA256": stored.sha256}
+    url = await documents.signed_url(stored, SIGNED_URL_SECONDS)
+    if url is not None:
+        return RedirectResponse(url, status_code=status.HTTP_307_TEMPORARY_REDIRECT, headers=headers)
+    scratch = Path(tempfile.mkdtemp(prefix="chunk-ocr-result-"))
+    try:
+        await documents.searchable_pdf_file(document, stored, scratch / "result.pdf")
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return FileResponse(
+        scratch / "result.pdf",
+        media_type="application/pdf",
+        filename=f"{Path(document.filename).stem}.ocr.pdf",
+        headers=headers,
+        background=BackgroundTask(shutil.rmtree, scratch, ignore_errors=True),
+    )

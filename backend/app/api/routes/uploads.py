@@ -20,11 +20,12 @@ from app.api.schemas import DocumentView, StartedView
 from app.api.uploads import MalformedUploadError, ReceivedUpload, UploadSlots, receive_pdf
 from app.core.config import Settings
 from app.core.filenames import display_filename
+from app.core.languages import LANGUAGE_MAX, LANGUAGE_PATTERN
 from app.services.documents import Documents
 
 router = APIRouter(tags=["documents"])
 
-_OPTIONS = "file, and optionally engine, chunkPages and start (form fields or query parameters)"
+_OPTIONS = "file, and optionally engine, language, chunkPages and start (form fields or query parameters)"
 
 
 def _body(*, with_matter: bool) -> dict[str, object]:
@@ -32,6 +33,12 @@ def _body(*, with_matter: bool) -> dict[str, object]:
     fields: dict[str, object] = {
         "file": {"type": "string", "format": "binary", "description": "the PDF"},
         "engine": {"type": "string", "description": "OCR engine (default: the API's OCR_ENGINE)"},
+        "language": {
+            "type": "string",
+            "maxLength": LANGUAGE_MAX,
+            "pattern": LANGUAGE_PATTERN,
+            "description": "tesseract's codes joined by +: rus, eng+deu (default: OCR_LANGUAGE)",
+        },
         "chunkPages": {"type": "integer", "minimum": 1, "maximum": 1000},
         "start": {"type": "boolean", "default": True, "description": "false: register only"},
     }
@@ -65,7 +72,7 @@ async def upload_into_matter(
     """Upload a PDF into a matter and (unless start=false) start its OCR.
 
     Body: multipart/form-data with the PDF in `file` (optional fields `engine`,
-    `chunkPages`, `start`), or the PDF itself as application/pdf (options and
+    `language`, `chunkPages`, `start`), or the PDF itself as application/pdf (options and
     `filename` as query parameters). 401, 404 and 403 come before the body is read.
     """
     matter = await require_writer(matter_id, user, documents)
@@ -129,14 +136,16 @@ async def _start(
     settings: Settings,
 ) -> StartedView:
     options = {**dict(query), **received.fields}
-    unknown = set(options) - {"engine", "chunkPages", "start", "matterId", "filename"}
+    unknown = set(options) - {"engine", "language", "chunkPages", "start", "matterId", "filename"}
     if unknown:
         raise MalformedUploadError(f"unknown field {sorted(unknown)[0]!r}; an upload takes {_OPTIONS}")
     engine = await documents.offered_engine(options.get("engine") or settings.ocr_engine)
+    language = await documents.offered_language(engine, options.get("language") or settings.ocr_language)
     started = await documents.submit(
         received.path,
         matter_id=matter,
         engine=engine,
+        language=language,
         chunk_pages=_chunk_pages(options.get("chunkPages")),
         filename=display_filename(received.filename),
         keep_source=True,

@@ -12,7 +12,7 @@ from arq.connections import ArqRedis
 
 from app.pdf.samples import make_born_digital_pdf
 from app.services.runtime import Runtime
-from tests.factories import make_matter, make_user, pdf_with_a_refused_page
+from tests.factories import lose_chunk_input, make_matter, make_user, pdf_with_an_unreadable_page
 from tests.integration.api.conftest import bearer
 from tests.integration.conftest import burst_worker
 from tests.pdf_factories import make_encrypted_pdf
@@ -102,13 +102,15 @@ async def test_retry_after_a_failure(
     client: httpx.AsyncClient,
     runtime: Runtime,
     arq_redis: ArqRedis,
+    pool: asyncpg.Pool,
     member: tuple[UUID, UUID],
     tmp_path: Path,
 ) -> None:
     matter, user = member
-    pdf_with_a_refused_page(tmp_path / "doc.pdf", "dw")
-    created = await upload(client, user, matter, tmp_path / "doc.pdf", chunkPages="1", engine="tesseract")
+    make_born_digital_pdf(tmp_path / "doc.pdf", pages=2, seed=52)
+    created = await upload(client, user, matter, tmp_path / "doc.pdf", chunkPages="1", engine="text-layer")
     document_id = created.json()["document"]["id"]
+    await lose_chunk_input(pool, runtime.settings.local_storage_dir, UUID(document_id), 1)
     await burst_worker(arq_redis, runtime).main()
 
     progress = (await client.get(f"/documents/{document_id}/ocr/progress", headers=bearer(user))).json()
@@ -118,7 +120,7 @@ async def test_retry_after_a_failure(
         for c in (await client.get(f"/documents/{document_id}/ocr/chunks", headers=bearer(user))).json()
         if c["status"] == "failed"
     ]
-    assert [(c["chunkIndex"], c["errorCode"]) for c in failed] == [(1, "tesseract_failed")]
+    assert [(c["chunkIndex"], c["errorCode"]) for c in failed] == [(1, "object_not_found")]
 
     retried = await client.post(f"/documents/{document_id}/ocr/retry", headers=bearer(user))
     assert retried.status_code == 200
@@ -126,6 +128,38 @@ async def test_retry_after_a_failure(
     progress = (await client.get(f"/documents/{document_id}/ocr/progress", headers=bearer(user))).json()
     assert (progress["status"], progress["pending"]) == ("processing", 1)
     assert await arq_redis.zcard("chunk-ocr:queue") == 1  # and it is queued again
+
+
+async def test_a_document_with_an_unreadable_page_completes_with_errors(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+) -> None:
+    matter, user = member
+    pdf_with_an_unreadable_page(tmp_path / "doc.pdf", "dhd")
+    created = await upload(client, user, matter, tmp_path / "doc.pdf", chunkPages="3", engine="tesseract")
+    assert created.json()["document"]["pagesFailed"] == 0
+    document_id = created.json()["document"]["id"]
+    await burst_worker(arq_redis, runtime).main()
+
+    progress = (await client.get(f"/documents/{document_id}/ocr/progress", headers=bearer(user))).json()
+    assert (progress["status"], progress["pagesFailed"], progress["pagesDone"], progress["percent"]) == (
+        "completed_with_errors",
+        1,
+        3,
+        100.0,
+    )
+    result = (await client.get(f"/documents/{document_id}/ocr/result", headers=bearer(user))).json()
+    assert result["status"] == "completed_with_errors"
+    (failed,) = result["failedPages"]
+    assert (failed["pageNumber"], failed["code"]) == (2, "page_too_large")
+    assert failed["message"].startswith("page 2 is 2778 x 1389 inches")
+    page = result["pages"][1]
+    assert (page["text"], page["error"]["code"]) == ("", "page_too_large")
+    assert [p["error"] for p in (result["pages"][0], result["pages"][2])] == [None, None]
+    assert result["text"].count("\f") == 2
 
 
 async def test_register_then_start(

@@ -20,6 +20,8 @@ LIMITED = [
     ("documents", "filename", limits.FILENAME_MAX, "id"),
     ("documents", "source_path", limits.STORAGE_PATH_MAX, "id"),
     ("documents", "engine", limits.ENGINE_NAME_MAX, "id"),
+    ("documents", "language", limits.LANGUAGE_MAX, "id"),
+    ("document_ocr_chunks", "language", limits.LANGUAGE_MAX, "id"),
     ("documents", "finalize_worker_id", limits.WORKER_ID_MAX, "id"),
     ("document_ocr_chunks", "worker_id", limits.WORKER_ID_MAX, "id"),
     ("document_ocr_chunks", "error_code", limits.ERROR_CODE_MAX, "id"),

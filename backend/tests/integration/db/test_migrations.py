@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -98,3 +99,21 @@ def test_badly_named_migration_is_refused(tmp_path: Path) -> None:
     (tmp_path / "001_init.sql").write_text("select 1;")
     with pytest.raises(ConfigurationError, match=r"001_init\.sql"):
         discover(tmp_path)
+
+
+async def test_first_runs_at_the_same_moment_apply_each_migration_once(empty_database: str) -> None:
+    """Two commands starting on a new database (`make serve` and `chunk-ocr worker` on a fresh
+    embedded PostgreSQL) both migrate it: neither fails, and each migration is recorded once."""
+    results = await asyncio.gather(
+        *(migrate(empty_database, plain_postgres=True) for _ in range(8)), return_exceptions=True
+    )
+    assert not [r for r in results if isinstance(r, BaseException)], results
+    applied = [m.version for result in results if isinstance(result, list) for m in result]
+    assert sorted(applied) == sorted(m.version for m in discover(default_migrations_dir()))
+    conn = await asyncpg.connect(empty_database)
+    try:
+        assert await conn.fetchval("select count(*) from supabase_migrations.schema_migrations") == len(
+            applied
+        )
+    finally:
+        await conn.close()

@@ -2,7 +2,7 @@
 
 A viewer's UPDATE affects no row; nobody but the service role may write the
 columns workers and the service trust (status, storage paths, checksums, page
-counts, source path, engine, the matter) or insert documents at all; the
+counts, source path, engine, language, the matter) or insert documents at all; the
 service role still can. Runs on the real PostgreSQL with every migration.
 """
 
@@ -67,6 +67,7 @@ TRUSTED_UPDATES = {
     "source_path": "source_path = '/etc/passwd'",
     "file_sha256": f"file_sha256 = '{SHA}'",
     "engine": "engine = 'google-vision'",
+    "language": "language = 'rus'",
     "matter_id": "matter_id = '{other}'",
     "error_message": "error_message = 'fine'",
     "finalize_worker_id": "finalize_worker_id = 'me'",

@@ -1,13 +1,16 @@
-"""Sample PDFs the engine tests share, made once per session (a 300 DPI scan takes a moment)."""
+"""Sample PDFs the engine tests share, made once per session (a 300 DPI scan takes a moment),
+and the loopback Vision server."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from app.pdf.samples import make_scanned_pdf
+from tests.vision_fake import VisionServer, serve_vision
 
 
 @dataclass(frozen=True)
@@ -24,3 +27,9 @@ class Sample:
 def scan_2p(tmp_path_factory: pytest.TempPathFactory) -> Sample:
     path = tmp_path_factory.mktemp("scan") / "scan.pdf"
     return Sample(path, make_scanned_pdf(path, pages=2, seed=5))
+
+
+@pytest.fixture
+def vision() -> Iterator[VisionServer]:
+    with serve_vision() as server:
+        yield server

@@ -1,20 +1,17 @@
 """The Vision engine through the real google-cloud-vision client, over a real gRPC channel,
 to an in-process ImageAnnotator server on loopback that answers BatchAnnotateFiles with
-responses shaped like the service's (no network beyond 127.0.0.1)."""
+responses shaped like the service's (tests/vision_fake.py; no network beyond 127.0.0.1)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from concurrent import futures
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 import pytest
 from google.cloud import vision_v1
 
-from app.core.config import Settings, load_settings
+from app.core.config import load_settings
 from app.core.errors import ConfigurationError
 from app.engines.errors import EngineUnavailableError
 from app.engines.google_vision import GoogleVisionEngine, VisionError
@@ -22,94 +19,7 @@ from app.engines.pool import make_ocr_pool, recognize_in_process, stop_ocr_pool
 from app.engines.registry import get_engine, use_settings
 from app.engines.specs import ENGINE_SPECS
 from app.pdf.samples import make_born_digital_pdf
-
-Handler = Callable[[vision_v1.BatchAnnotateFilesRequest], vision_v1.BatchAnnotateFilesResponse]
-
-
-def page_response(page: int, text: str, confidences: list[float]) -> vision_v1.AnnotateImageResponse:
-    words = [
-        vision_v1.Word(confidence=c, symbols=[vision_v1.Symbol(text=t, confidence=c)])
-        for t, c in zip(text.split(), confidences, strict=True)
-    ]
-    annotation = vision_v1.TextAnnotation(
-        text=text,
-        pages=[
-            vision_v1.Page(
-                confidence=1.0, blocks=[vision_v1.Block(paragraphs=[vision_v1.Paragraph(words=words)])]
-            )
-        ],
-    )
-    return vision_v1.AnnotateImageResponse(
-        full_text_annotation=annotation, context=vision_v1.ImageAnnotationContext(page_number=page)
-    )
-
-
-def echo_pages(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchAnnotateFilesResponse:
-    """Like the service: one AnnotateImageResponse per requested page, text naming the page."""
-    (file_request,) = request.requests
-    return vision_v1.BatchAnnotateFilesResponse(
-        responses=[
-            vision_v1.AnnotateFileResponse(
-                responses=[page_response(p, f"page {p} text", [0.9, 0.8, 0.7]) for p in file_request.pages],
-                total_pages=len(file_request.pages),
-            )
-        ]
-    )
-
-
-@dataclass
-class VisionServer:
-    handler: Handler = echo_pages
-    requests: list[vision_v1.BatchAnnotateFilesRequest] = field(default_factory=list)
-    in_flight: int = 0
-    max_in_flight: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    port: int = 0
-
-    def batch_annotate_files(
-        self, raw: vision_v1.BatchAnnotateFilesRequest, context: grpc.ServicerContext
-    ) -> vision_v1.BatchAnnotateFilesResponse:
-        with self.lock:
-            self.requests.append(raw)
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            threading.Event().wait(0.05)  # long enough for concurrent requests to overlap
-            try:
-                return self.handler(raw)
-            except _Abort as abort:  # as the service answers: a gRPC status, no response
-                context.abort(abort.status, f"{abort.status.name} from the test server")
-                raise
-        finally:
-            with self.lock:
-                self.in_flight -= 1
-
-
-@pytest.fixture
-def vision() -> Iterator[VisionServer]:
-    state = VisionServer()
-
-    def dispatch(
-        request: vision_v1.BatchAnnotateFilesRequest, context: grpc.ServicerContext
-    ) -> vision_v1.BatchAnnotateFilesResponse:
-        return state.batch_annotate_files(request, context)
-
-    handler = grpc.method_handlers_generic_handler(
-        "google.cloud.vision.v1.ImageAnnotator",
-        {
-            "BatchAnnotateFiles": grpc.unary_unary_rpc_method_handler(
-                dispatch,
-                request_deserializer=vision_v1.BatchAnnotateFilesRequest.deserialize,
-                response_serializer=vision_v1.BatchAnnotateFilesResponse.serialize,
-            )
-        },
-    )
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-    server.add_generic_rpc_handlers((handler,))
-    state.port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield state
-    server.stop(grace=None)
+from tests.vision_fake import Abort, Handler, VisionServer, echo_pages, vision_settings
 
 
 def engine(vision: VisionServer, concurrency: int = 2) -> GoogleVisionEngine:
@@ -148,20 +58,36 @@ def test_concurrency_limit(vision: VisionServer, tmp_path: Path) -> None:
     assert vision.max_in_flight == 1
 
 
-def test_an_error_on_one_page_inside_a_good_response(vision: VisionServer, tmp_path: Path) -> None:
-    def one_page_fails(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchAnnotateFilesResponse:
+def _page_two_fails(status: grpc.StatusCode) -> Handler:
+    def handler(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchAnnotateFilesResponse:
         response = echo_pages(request)
-        response.responses[0].responses[1].error.code = grpc.StatusCode.INVALID_ARGUMENT.value[0]
+        response.responses[0].responses[1].error.code = status.value[0]
         response.responses[0].responses[1].error.message = "Bad image data."
         return response
 
-    vision.handler = one_page_fails
+    return handler
+
+
+def test_a_permanent_error_on_one_page_fails_that_page_alone(vision: VisionServer, tmp_path: Path) -> None:
+    vision.handler = _page_two_fails(grpc.StatusCode.INVALID_ARGUMENT)
+    make_born_digital_pdf(tmp_path / "c.pdf", pages=3)
+    pages = engine(vision).recognize((tmp_path / "c.pdf").read_bytes(), 10)
+    assert [p.page_number for p in pages] == [10, 11, 12]
+    assert [p.text for p in pages] == ["page 1 text", "", "page 3 text"]
+    failed = pages[1].error
+    assert failed is not None
+    assert failed.code == "vision_error"
+    assert "INVALID_ARGUMENT on page 11" in failed.message
+    assert (pages[0].error, pages[2].error) == (None, None)
+
+
+def test_a_retryable_error_on_one_page_fails_the_attempt(vision: VisionServer, tmp_path: Path) -> None:
+    vision.handler = _page_two_fails(grpc.StatusCode.UNAVAILABLE)
     make_born_digital_pdf(tmp_path / "c.pdf", pages=3)
     with pytest.raises(VisionError) as raised:
         engine(vision).recognize((tmp_path / "c.pdf").read_bytes(), 10)
-    assert raised.value.retryable is False
+    assert raised.value.retryable is True
     assert raised.value.context["page"] == 11
-    assert "INVALID_ARGUMENT" in str(raised.value)
 
 
 @pytest.mark.parametrize(
@@ -182,7 +108,7 @@ def test_rpc_status_codes(
     vision: VisionServer, tmp_path: Path, status: grpc.StatusCode, retryable: bool
 ) -> None:
     def fail(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchAnnotateFilesResponse:
-        raise _Abort(status)
+        raise Abort(status)
 
     vision.handler = fail
     make_born_digital_pdf(tmp_path / "c.pdf", pages=2)
@@ -215,15 +141,6 @@ def test_missing_credentials_is_a_clear_start_up_error(
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing-key.json"))
     with pytest.raises(EngineUnavailableError, match="GOOGLE_APPLICATION_CREDENTIALS"):
         GoogleVisionEngine.from_settings(load_settings(google_vision_insecure=False))
-
-
-def vision_settings(vision: VisionServer, **options: object) -> Settings:
-    """Settings that point the engine at the test server (the environment names none of this)."""
-    return load_settings(
-        google_vision_endpoint=f"127.0.0.1:{vision.port}",
-        google_vision_insecure=True,
-        **options,
-    )
 
 
 def test_the_registry_builds_the_engine_from_settings(vision: VisionServer, tmp_path: Path) -> None:
@@ -291,8 +208,3 @@ def test_bad_options_are_a_configuration_error(options: dict[str, object], named
     with pytest.raises(ConfigurationError, match=named) as raised:
         GoogleVisionEngine.from_settings(unchecked)
     assert not raised.value.retryable
-
-
-class _Abort(Exception):
-    def __init__(self, status: grpc.StatusCode) -> None:
-        self.status = status

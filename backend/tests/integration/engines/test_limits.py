@@ -1,6 +1,6 @@
-"""Resource limits in the OCR processes: decompression bombs fail their chunk with resource_limit
-before PDFium decodes them, a MemoryError is resource_limit too, and a process that dies (PDFium
-aborts when an allocation fails) costs its own task only: the pool replaces it."""
+"""Resource limits in the OCR processes: a decompression bomb is a failed page (resource_limit)
+before PDFium decodes it, a MemoryError on a page is resource_limit too, and a process that dies
+(PDFium aborts when an allocation fails) costs its own task only: the pool replaces it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader, PdfWriter
 
 from app.core.errors import ResourceLimitError
 from app.engines._limits import Limits
@@ -35,7 +36,9 @@ def test_deflated_zeros_inflate_to_what_they_say() -> None:
 
 
 @pytest.mark.timeout(300)
-def test_bombs_fail_with_resource_limit_before_they_are_decoded(tmp_path: Path, scan_2p: Sample) -> None:
+def test_bombs_are_failed_pages_with_resource_limit_before_they_are_decoded(
+    tmp_path: Path, scan_2p: Sample
+) -> None:
     bombs = {
         "content": content_bomb_pdf(tmp_path / "content.pdf", 3 << 30),  # 3 GiB: 4.1 GB RSS unlimited
         "image": image_bomb_pdf(tmp_path / "image.pdf"),  # 60,000 x 60,000 gray: 3.6 GB decoded
@@ -46,11 +49,11 @@ def test_bombs_fail_with_resource_limit_before_they_are_decoded(tmp_path: Path, 
         for name, path in bombs.items():
             for engine in ("tesseract", "auto", "text-layer"):
                 future = pool.submit(recognize_in_process, engine, path.read_bytes(), 1)
-                with pytest.raises(ResourceLimitError) as raised:
-                    future.result(timeout=120)
-                assert raised.value.code == "resource_limit", name
-                assert not raised.value.retryable
-                assert "page 1 decodes to more than 512 MiB" in str(raised.value)
+                (page,), _ = future.result(timeout=120)
+                assert page.error is not None, (name, engine)
+                assert page.error.code == "resource_limit", name
+                assert "page 1 decodes to more than 512 MiB" in page.error.message
+                assert page.text == ""
         # The same process, never near the bombs' size, goes on with a real scan.
         assert pool.submit(own_pid).result(timeout=60) == pid
         assert pool.submit(process_memory_mib).result(timeout=60)["VmHWM"] < 300
@@ -63,16 +66,20 @@ def test_bombs_fail_with_resource_limit_before_they_are_decoded(tmp_path: Path, 
 
 
 @pytest.mark.timeout(300)
-def test_a_memory_error_is_resource_limit_and_the_process_goes_on(tmp_path: Path) -> None:
+def test_a_memory_error_fails_the_page_with_resource_limit_and_the_process_goes_on(tmp_path: Path) -> None:
     # 192 MiB of address space: a text page fits, a 140-megapixel render does not.
     big = big_page_pdf(tmp_path / "big.pdf")
     make_born_digital_pdf(tmp_path / "text.pdf", pages=2, seed=9)
     pool = make_ocr_pool(1, Limits(page_decoded_bytes=512 * MIB, address_space_bytes=192 * MIB))
     try:
         pid = pool.submit(own_pid).result(timeout=60)
-        with pytest.raises(ResourceLimitError) as raised:
-            pool.submit(recognize_in_process, "tesseract", big.read_bytes(), 7).result(timeout=120)
-        assert "ran out of its memory of 192 MiB (OCR_PROCESS_MEMORY_MB)" in str(raised.value)
+        (page,), _ = pool.submit(recognize_in_process, "tesseract", big.read_bytes(), 7).result(timeout=120)
+        assert page.page_number == 7
+        assert page.error is not None
+        assert page.error.code == ResourceLimitError.code
+        assert "page 7: the OCR process ran out of its memory of 192 MiB (OCR_PROCESS_MEMORY_MB)" in (
+            page.error.message
+        )
         pages, _ = pool.submit(
             recognize_in_process, "text-layer", (tmp_path / "text.pdf").read_bytes(), 1
         ).result(timeout=60)
@@ -106,5 +113,34 @@ def test_a_process_that_dies_fails_only_its_own_task_and_the_pool_is_replaced(tm
         ).result(timeout=60)
         assert len(pages) == 2
         assert not any(pool._running.iterdir())  # no task is left marked as running
+    finally:
+        stop_ocr_pool(pool)
+
+
+@pytest.mark.timeout(300)
+def test_the_pool_names_the_page_a_dead_process_was_on_and_a_rerun_skips_it(tmp_path: Path) -> None:
+    # Text, a content bomb PDFium aborts on (no page meter, 768 MiB of address space), text.
+    make_born_digital_pdf(tmp_path / "a.pdf", pages=1, seed=5)
+    content_bomb_pdf(tmp_path / "bomb.pdf", 1 << 30)
+    make_born_digital_pdf(tmp_path / "b.pdf", pages=1, seed=6)
+    writer = PdfWriter()
+    for part in ("a", "bomb", "b"):
+        writer.append(PdfReader(tmp_path / f"{part}.pdf"))
+    writer.write(tmp_path / "chunk.pdf")
+    chunk = (tmp_path / "chunk.pdf").read_bytes()
+    pool = make_ocr_pool(1, Limits(page_decoded_bytes=None, address_space_bytes=768 * MIB))
+    try:
+        with pytest.raises(OcrProcessDiedError) as raised:
+            pool.submit(recognize_in_process, "text-layer", chunk, 11).result(timeout=120)
+        assert raised.value.context["page"] == 12  # the chunk's second page, numbered in the document
+        assert "died on page 12" in str(raised.value)
+
+        lost = {12: str(raised.value)}
+        pages, _ = pool.submit(recognize_in_process, "text-layer", chunk, 11, lost=lost).result(timeout=120)
+        assert [p.page_number for p in pages] == [11, 12, 13]
+        assert all(len(p.text) > 100 for p in (pages[0], pages[2]))
+        assert pages[1].error is not None
+        assert (pages[1].error.code, pages[1].error.message) == ("ocr_process_died", lost[12])
+        assert pool.replaced == 1  # the rerun did not touch the bomb
     finally:
         stop_ocr_pool(pool)

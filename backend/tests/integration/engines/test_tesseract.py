@@ -5,14 +5,16 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 from pypdf import PdfReader, PdfWriter
 
+from app.engines._tesseract_exec import run_tesseract
 from app.engines.errors import EngineUnavailableError, PageRenderError, TesseractFailedError
 from app.engines.tesseract import TesseractEngine
 from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
 from tests.integration.engines.conftest import Sample
-from tests.pdf_factories import cer, make_oversized_page_pdf, make_wide_page_pdf
+from tests.pdf_factories import cer, make_huge_page_pdf, make_oversized_page_pdf, make_wide_page_pdf
 
 
 def test_tesseract_is_installed() -> None:
@@ -51,37 +53,65 @@ def test_blank_pages_cost_no_ocr(tmp_path: Path) -> None:
     ]
 
 
-def test_a_page_tesseract_refuses_is_a_permanent_error(tmp_path: Path) -> None:
-    make_wide_page_pdf(tmp_path / "wide.pdf")  # 58,334 pixels wide: tesseract exits 1, "Image too large"
-    with pytest.raises(TesseractFailedError) as raised:
-        TesseractEngine().recognize((tmp_path / "wide.pdf").read_bytes(), 4)
-    assert raised.value.code == "tesseract_failed"
-    assert raised.value.retryable is False
-    assert str(raised.value).startswith("page 4: tesseract exited with 1")
-    assert "Image too large" in str(raised.value)
+def test_a_page_wider_than_tesseract_accepts_is_read_at_a_lower_resolution(tmp_path: Path) -> None:
+    make_wide_page_pdf(tmp_path / "wide.pdf")  # 58,334 pixels wide at 300 DPI: tesseract refuses that
+    (page,) = TesseractEngine().recognize((tmp_path / "wide.pdf").read_bytes(), 4)
+    assert page.error is None
+    assert "banner far too wide" in page.text
+    assert page.dpi == 32_767 * 72 // 14_000  # the widest tesseract takes: 168 DPI
+    assert all(word.bbox[2] <= 32_767 for word in page.words)  # boxes in pixels of that render
 
 
-def test_the_refused_page_is_named_inside_a_batch(tmp_path: Path) -> None:
-    """A batch stops at the bad page; the error names it, not the batch."""
+def test_a_page_too_large_for_300_dpi_is_read_at_the_resolution_that_fits(tmp_path: Path) -> None:
+    make_oversized_page_pdf(tmp_path / "poster.pdf")  # 200 x 200 inches: 3,600 megapixels at 300 DPI
+    (page,) = TesseractEngine().recognize((tmp_path / "poster.pdf").read_bytes(), 1)
+    assert page.error is None
+    assert page.dpi == 63  # 160 megapixels
+    assert cer("A poster nobody can render at 300 DPI", page.text) < 0.1
+
+
+def test_one_unreadable_page_fails_alone_inside_a_batch(tmp_path: Path) -> None:
+    """Scan, a page too large even at 50 DPI, text: the first and last are read, the middle one
+    is a failed page that says why."""
     make_scanned_pdf(tmp_path / "scan.pdf", pages=1, seed=9)
-    make_wide_page_pdf(tmp_path / "wide.pdf")
+    make_huge_page_pdf(tmp_path / "huge.pdf")
     make_born_digital_pdf(tmp_path / "text.pdf", pages=1)
     writer = PdfWriter()
-    for part in ("scan", "wide", "text"):
+    for part in ("scan", "huge", "text"):
         writer.append(PdfReader(tmp_path / f"{part}.pdf"))
     writer.write(tmp_path / "mixed.pdf")
-    with pytest.raises(TesseractFailedError) as raised:
-        TesseractEngine().recognize((tmp_path / "mixed.pdf").read_bytes(), 20)
-    assert raised.value.context["page"] == 21
+    pages = TesseractEngine().recognize((tmp_path / "mixed.pdf").read_bytes(), 20)
+    assert [p.page_number for p in pages] == [20, 21, 22]
+    assert pages[0].error is None
+    assert pages[2].error is None
+    assert len(pages[0].text) > 500
+    assert len(pages[2].text) > 100
+    failed = pages[1]
+    assert (failed.text, failed.words, failed.confidence) == ("", (), 0.0)
+    assert failed.error is not None
+    assert failed.error.code == "page_too_large"
+    assert failed.error.message.startswith("page 21 is 2778 x 1389 inches")
+    assert "too large to OCR even at 50 DPI" in failed.error.message
 
 
-def test_a_page_too_large_to_render_is_a_permanent_error(tmp_path: Path) -> None:
-    make_oversized_page_pdf(tmp_path / "poster.pdf")  # 200 x 200 inches
-    with pytest.raises(PageRenderError) as raised:
-        TesseractEngine().recognize((tmp_path / "poster.pdf").read_bytes(), 1)
-    assert raised.value.code == "page_render_failed"
-    assert raised.value.retryable is False
-    assert "page 1" in str(raised.value)
+def test_an_image_tesseract_refuses_fails_alone_inside_a_batch(tmp_path: Path, scan_2p: Sample) -> None:
+    pdf = pdfium.PdfDocument(scan_2p.data)
+    images = []
+    for index in range(2):
+        path = tmp_path / f"{index}.tif"
+        pdf[index].render(scale=300 / 72).to_pil().convert("L").save(path, dpi=(300, 300))
+        images.append(path)
+    broken = tmp_path / "broken.tif"
+    broken.write_bytes(b"II*\x00" + bytes(64))  # a TIFF header and nothing readable
+    pages = run_tesseract([images[0], broken, images[1]])
+    assert isinstance(pages[0], list)
+    assert isinstance(pages[2], list)
+    assert cer(scan_2p.texts[0], " ".join(w.text for w in pages[0])) < 0.05
+    assert cer(scan_2p.texts[1], " ".join(w.text for w in pages[2])) < 0.05
+    refused = pages[1]
+    assert isinstance(refused, TesseractFailedError)
+    assert refused.context["image_index"] == 1
+    assert not refused.retryable
 
 
 def test_a_chunk_that_is_not_a_pdf_is_a_render_error() -> None:

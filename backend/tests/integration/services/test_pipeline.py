@@ -73,10 +73,10 @@ async def test_document_through_arq_workers(
         assert chunk.result_checksum is not None
         stored = await runtime.store.get(chunk.result_storage_path)
         assert sha256_hex(stored) == chunk.result_checksum
-        # findable from the row alone: index, input checksum and engine
+        # findable from the row alone: index, input checksum, language and engine
         assert chunk.input_checksum is not None
         assert chunk.result_storage_path.endswith(
-            f"/chunks/{chunk.chunk_index:05d}-{chunk.input_checksum[:16]}-text-layer.json"
+            f"/chunks/{chunk.chunk_index:05d}-{chunk.input_checksum[:16]}-eng-text-layer.json"
         )
 
 
@@ -172,18 +172,18 @@ async def test_reconciler_re_enqueues_after_redis_lost_everything(
     assert len(texts) == document.page_count
 
 
-async def test_a_page_tesseract_refuses_fails_only_its_chunk(
+async def test_a_page_that_cannot_be_read_fails_alone(
     runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
 ) -> None:
-    from tests.factories import pdf_with_a_refused_page
+    from app.services.merge import read_merged
+    from tests.factories import pdf_with_an_unreadable_page
 
-    pdf_with_a_refused_page(tmp_path / "three.pdf", "ddwdd")
-    runtime.processor.engine = "tesseract"
+    pdf_with_an_unreadable_page(tmp_path / "five.pdf", "ddhdd")
     started = await start_document(
         runtime.service,
         runtime.store,
         ArqJobQueue(arq_redis),
-        tmp_path / "three.pdf",
+        tmp_path / "five.pdf",
         matter_id=matter_id,
         engine="tesseract",
         chunk_pages=2,
@@ -193,9 +193,14 @@ async def test_a_page_tesseract_refuses_fails_only_its_chunk(
     await worker.main()
 
     chunks = await runtime.service.get_chunks_by_document(started.document.id)
-    assert [c.status for c in chunks] == [ChunkStatus.COMPLETED, ChunkStatus.FAILED, ChunkStatus.COMPLETED]
-    failed = chunks[1]
-    assert (failed.error_code, failed.error_retryable, failed.attempt_count) == ("tesseract_failed", False, 1)
+    assert [(c.status, c.attempt_count, c.error_code) for c in chunks] == [
+        (ChunkStatus.COMPLETED, 1, None)
+    ] * 3
     document = await runtime.service.get_document(started.document.id)
-    assert document.ocr_status is DocumentStatus.FAILED  # nothing can move: a person must look
-    assert document.error_message == "1 chunk(s) failed and cannot be retried automatically"
+    assert (document.ocr_status, document.pages_failed) == (DocumentStatus.COMPLETED, 1)
+    assert document.progress_status.value == "completed_with_errors"
+    merged = await read_merged(runtime.store, document)
+    assert merged is not None
+    assert [(f.page_number, f.code) for f in merged.failed_pages] == [(3, "page_too_large")]
+    assert [bool(p.text) for p in merged.pages] == [True, True, False, True, True]
+    assert merged.text().count("\f") == 4  # the failed page keeps its place

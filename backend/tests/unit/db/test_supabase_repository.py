@@ -84,6 +84,7 @@ def chunk_row(**overrides: Any) -> dict[str, Any]:
         "attempt_count": 0,
         "max_attempts": 3,
         "engine": "auto",
+        "language": "eng",
         "error_code": None,
         "error_message": None,
         "error_retryable": None,
@@ -145,6 +146,8 @@ def document_row(**overrides: Any) -> dict[str, Any]:
         "finalize_worker_id": None,
         "finalize_attempt": 0,
         "finalize_heartbeat_at": None,
+        "pages_failed": 0,
+        "language": "eng",
     }
     row.update(overrides)
     return row
@@ -281,6 +284,7 @@ async def test_create_document_inserts_the_row_and_returns_it(
             "p_page_count": 20,
             "p_file_sha256": FILE_SHA,
             "p_engine": "auto",
+            "p_language": "eng",
         },
     )
     assert (document.id, document.ocr_status) == (DOCUMENT_ID, DocumentStatus.PENDING)
@@ -636,6 +640,18 @@ async def test_claim_next_chunk_with_and_without_a_document(
     route.mock(return_value=rpc_result([]))
     assert await service.claim_next_chunk("worker-7") is None
     assert_rpc(route, "ocr_claim_next_chunk", {"p_worker_id": "worker-7", "p_document_id": None}, calls=2)
+
+
+async def test_held_chunk_asks_for_the_holders_processing_row(
+    router: respx.MockRouter, service: OCRChunkService
+) -> None:
+    route = rpc(router, "ocr_held_chunk", rpc_result([processing_row("worker-7/0a1b2c3d")]))
+    held = await service.held_chunk("worker-7/0a1b2c3d")
+    assert_rpc(route, "ocr_held_chunk", {"p_worker_id": "worker-7/0a1b2c3d"})
+    assert held is not None
+    assert held.worker_id == "worker-7/0a1b2c3d"
+    route.mock(return_value=rpc_result([]))  # the claim never committed
+    assert await service.held_chunk("worker-7/0a1b2c3d") is None
 
 
 async def test_update_heartbeat_reports_whether_the_lease_holds(

@@ -123,9 +123,10 @@ async def test_heartbeat_complete_and_release_present_the_lease(
         result_storage_path=MERGED_PATH,
         result_checksum=RESULT_SHA,
         ocr_completed_at=FINISHED,
+        pages_failed=2,
     )
     complete = rpc(router, "ocr_complete_finalize", rpc_result([done]))
-    document = await service.complete_finalize(finalize_lease(), MERGED_PATH, RESULT_SHA)
+    document = await service.complete_finalize(finalize_lease(), MERGED_PATH, RESULT_SHA, pages_failed=2)
     assert_rpc(
         complete,
         "ocr_complete_finalize",
@@ -135,9 +136,11 @@ async def test_heartbeat_complete_and_release_present_the_lease(
             "p_attempt": 1,
             "p_result_storage_path": MERGED_PATH,
             "p_result_checksum": RESULT_SHA,
+            "p_pages_failed": 2,
         },
     )
     assert (document.ocr_status, document.result_checksum) == (DocumentStatus.COMPLETED, RESULT_SHA)
+    assert (document.pages_failed, document.progress_status.value) == (2, "completed_with_errors")
     complete.mock(return_value=rpc_result([]))
     with pytest.raises(LeaseLostError):
         await service.complete_finalize(finalize_lease(), MERGED_PATH, RESULT_SHA)

@@ -42,3 +42,62 @@ def test_clean_text_has_no_control_but_newline_and_tab(text: str) -> None:
     assert clean_page_text(cleaned) == cleaned  # idempotent
     kept = [c for c in text if unicodedata.category(c)[0] in "LNPS" and c not in "\ufffe\uffff"]
     assert [c for c in cleaned if unicodedata.category(c)[0] in "LNPS"] == kept  # no letter lost
+    assert not any(  # no single space left between two CJK characters
+        _cjk(a) and b == " " and _cjk(c) for a, b, c in zip(cleaned, cleaned[1:], cleaned[2:], strict=False)
+    )
+
+
+# CJK inter-character spaces: Han, kana, CJK punctuation and fullwidth forms (not Hangul).
+def _cjk(c: str) -> bool:
+    code = ord(c)
+    return (
+        0x2E80 <= code <= 0x2FDF
+        or 0x3001 <= code <= 0x33FF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0xF900 <= code <= 0xFAFF
+        or 0xFE30 <= code <= 0xFE4F
+        or 0xFF01 <= code <= 0xFF9F
+        or 0x20000 <= code <= 0x3134F
+    ) and not 0x3130 <= code <= 0x318F  # Hangul compatibility jamo
+
+
+def test_spaced_out_cjk_reads_as_written() -> None:
+    """tesseract's jpn and chi_* models, and some text layers, space every character out."""
+    assert clean_page_text("日 本 語 の 文 書 で す 。") == "日本語の文書です。"
+    assert (
+        clean_page_text("委 员 会 审 查 了 账 目 \uff0c 结 果 「 良 好 」")
+        == "委员会审查了账目\uff0c结果「良好」"
+    )
+    assert clean_page_text("ｶ ﾀ ｶ ﾅ と \uff30\uff24\uff26") == "ｶﾀｶﾅと\uff30\uff24\uff26"  # fullwidth PDF
+
+
+def test_spaces_that_mean_something_stay() -> None:
+    assert clean_page_text("使 用 Python 编 程") == "使用 Python 编程"  # a Latin word keeps its spaces
+    assert clean_page_text("第 3 頁") == "第 3 頁"  # so does a number
+    assert clean_page_text("한국어 문서 입니다") == "한국어 문서 입니다"  # Korean spaces words
+    assert clean_page_text("日本  東京") == "日本  東京"  # a gap of two spaces: columns
+    assert clean_page_text("山田\u3000太郎") == "山田\u3000太郎"  # the ideographic space is meant
+    assert clean_page_text("日本\n語") == "日本\n語"  # a line break is not a space
+
+
+# CJK of several kinds (a supplementary-plane Han, fullwidth Latin, halfwidth kana), Hangul,
+# Latin, a digit, Greek.
+_TOKENS = st.sampled_from(
+    [*"日の。「𠀋", "本語", "\uff30\uff24\uff26", "ｶﾅ", "한국", "어", "PDF", "3", "é", "\u03b1"]
+)
+
+
+@given(st.lists(st.tuples(_TOKENS, st.sampled_from([" ", "  ", "\u3000", "\n", ""])), max_size=30))
+def test_a_single_space_goes_only_between_two_cjk_characters(parts: list[tuple[str, str]]) -> None:
+    text = "".join(token + gap for token, gap in parts)
+    expected = "".join(
+        token
+        + (
+            ""
+            if gap == " " and index + 1 < len(parts) and _cjk(token[-1]) and _cjk(parts[index + 1][0][0])
+            else gap
+        )
+        for index, (token, gap) in enumerate(parts)
+    )
+    assert clean_page_text(text) == expected

@@ -13,6 +13,7 @@ import respx
 
 from app.storage.base import get_verified, get_verified_file
 from app.storage.errors import ChecksumMismatchError, ObjectNotFoundError, StorageError, StoragePermanentError
+from app.storage.local import LocalBlobStore
 from app.storage.supabase import SupabaseBlobStore
 from tests.postgrest_fake import SERVICE_ROLE_KEY, SUPABASE_URL
 from tests.storage_fake import STORAGE_URL, FakeStorage
@@ -65,6 +66,26 @@ async def test_missing_object_and_exists(store: SupabaseBlobStore) -> None:
     assert await store.exists("yes.json") is True
     await store.delete("yes.json")
     assert await store.exists("yes.json") is False
+
+
+async def test_signed_url_is_storages_for_the_object(store: SupabaseBlobStore, storage: FakeStorage) -> None:
+    await store.put("m/d/result.pdf", b"%PDF-1.7 searchable", "application/pdf")
+    url = await store.signed_url("m/d/result.pdf", 300)
+    assert url == f"{STORAGE_URL}/object/sign/ocr-chunks/m/d/result.pdf?token=fake-300"
+    request = storage.requests[-1]
+    assert (request.method, str(request.url)) == (
+        "POST",
+        f"{STORAGE_URL}/object/sign/ocr-chunks/m/d/result.pdf",
+    )
+    assert request.headers["authorization"] == f"Bearer {SERVICE_ROLE_KEY}"
+    with pytest.raises(ObjectNotFoundError):
+        await store.signed_url("m/d/missing.pdf", 300)
+
+
+async def test_a_local_store_has_no_signed_urls(tmp_path: Path) -> None:
+    local = LocalBlobStore(tmp_path)
+    await local.put("m/d/result.pdf", b"%PDF-1.7", "application/pdf")
+    assert await local.signed_url("m/d/result.pdf", 300) is None
 
 
 ERRORS = pytest.mark.parametrize(

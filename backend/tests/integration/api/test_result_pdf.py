@@ -1,0 +1,124 @@
+"""GET /documents/{id}/ocr/result.pdf: the searchable PDF, verified, to members only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from uuid import UUID
+
+import asyncpg
+import httpx
+import pytest
+from arq.connections import ArqRedis
+
+from app.pdf.samples import make_born_digital_pdf
+from app.services.runtime import Runtime
+from app.storage.checksums import sha256_hex
+from tests.factories import make_matter, make_user
+from tests.integration.api.conftest import bearer
+from tests.integration.api.test_documents import upload
+from tests.integration.conftest import burst_worker
+from tests.pdf_factories import make_mixed_pdf
+
+
+@pytest.fixture
+async def member(pool: asyncpg.Pool) -> tuple[UUID, UUID]:
+    matter = await make_matter(pool, "A")
+    return matter, await make_user(pool, matter)
+
+
+async def completed(
+    client: httpx.AsyncClient, runtime: Runtime, arq_redis: ArqRedis, user: UUID, matter: UUID, pdf: Path
+) -> str:
+    created = await upload(client, user, matter, pdf, chunkPages="2", engine="auto")
+    assert created.status_code == 201, created.text
+    await burst_worker(arq_redis, runtime).main()
+    return str(created.json()["document"]["id"])
+
+
+async def test_result_pdf_streams_the_verified_searchable_pdf(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    pool: asyncpg.Pool,
+    tmp_path: Path,
+) -> None:
+    matter, user = member
+    make_mixed_pdf(tmp_path / "letter.pdf", "sd", seed=61)
+    document_id = await completed(client, runtime, arq_redis, user, matter, tmp_path / "letter.pdf")
+
+    response = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/pdf"
+    assert response.content.startswith(b"%PDF-")
+    assert response.headers["x-checksum-sha256"] == sha256_hex(response.content)
+    assert 'filename="letter.ocr.pdf"' in response.headers["content-disposition"]
+
+    # a stranger learns nothing; no token is 401
+    stranger = await make_user(pool, await make_matter(pool, "B"))
+    refused = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(stranger))
+    assert refused.status_code == 404
+    anonymous = await client.get(f"/documents/{document_id}/ocr/result.pdf")
+    assert anonymous.status_code == 401
+
+    # altered in storage: not sent, grafted again by a worker, then sent as before
+    stored = runtime.settings.local_storage_dir / runtime.settings.storage_bucket
+    (result_pdf,) = stored.rglob("result.pdf")
+    result_pdf.write_bytes(response.content.replace(b"%PDF-", b"%PDF-\n%altered", 1))
+    rebuilding = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
+    assert (rebuilding.status_code, rebuilding.json()["error"]["code"]) == (503, "result_rebuilding")
+    await burst_worker(arq_redis, runtime).main()
+    again = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
+    assert again.status_code == 200
+    assert again.content == response.content
+
+
+async def test_a_document_with_nothing_to_ocr_has_no_result_pdf(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+) -> None:
+    matter, user = member
+    make_born_digital_pdf(tmp_path / "born.pdf", pages=2, seed=62)
+    document_id = await completed(client, runtime, arq_redis, user, matter, tmp_path / "born.pdf")
+    response = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
+    assert (response.status_code, response.json()["error"]["code"]) == (404, "no_searchable_pdf")
+    assert "no page of it needed OCR" in response.json()["error"]["message"]
+
+
+async def test_result_pdf_before_completion_is_409(
+    client: httpx.AsyncClient, member: tuple[UUID, UUID], tmp_path: Path
+) -> None:
+    matter, user = member
+    make_mixed_pdf(tmp_path / "scan.pdf", "s", seed=63)
+    created = await upload(client, user, matter, tmp_path / "scan.pdf", engine="auto")
+    document_id = created.json()["document"]["id"]
+    response = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
+    assert (response.status_code, response.json()["error"]["code"]) == (409, "result_not_ready")
+
+
+async def test_a_rebuilt_merged_result_names_a_searchable_pdf_again(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+) -> None:
+    """result.json lost: the API rebuilds it from the verified chunk results, and grafts the
+    searchable PDF again from verified inputs (no OCR, so no worker is needed for it)."""
+    matter, user = member
+    make_mixed_pdf(tmp_path / "memo.pdf", "s", seed=64)
+    document_id = await completed(client, runtime, arq_redis, user, matter, tmp_path / "memo.pdf")
+    before = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
+    assert before.status_code == 200
+    stored = runtime.settings.local_storage_dir / runtime.settings.storage_bucket
+    (result_json,) = stored.rglob("result.json")
+    result_json.unlink()
+
+    rebuilt = await client.get(f"/documents/{document_id}/ocr/result", headers=bearer(user))
+    assert rebuilt.status_code == 200, rebuilt.text
+    after = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
+    assert after.status_code == 200
+    assert after.content == before.content  # the same graft of the same verified inputs

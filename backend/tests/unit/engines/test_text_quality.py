@@ -1,0 +1,194 @@
+"""What makes a text layer garbage (_text_quality), on text like real pages give."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.engines._text_quality import garbage_reason, is_short
+from app.pdf.samples import page_text
+
+PROSE = page_text(0, seed=3, sentences=6)
+
+
+def _page(line: str, times: int = 5) -> str:
+    return "\n".join([line] * times)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("English", PROSE),
+        (
+            "a PDF manual quoting a content stream",
+            PROSE + "\nFor example, BT /F1 12 Tf 72 712 Td (Hi) Tj ET.",
+        ),
+        (
+            "units and numbers in prose",
+            _page("The rod is 5 m long, weighs 10 g and holds 3 l; 12 34 apples."),
+        ),
+        (
+            "a table of figures",
+            "\n".join(f"{i} {i * 3.5:.2f} {i * 12} {i * 7.25:.2f} Total" for i in range(40)),
+        ),
+        ("company names", _page("ACME LTD and BETA LTD. signed the TD agreement on Monday.")),
+        (
+            "Word bullets from a symbol font",
+            "\n".join(f"\uf0b7\tItem {i} of the list of things" for i in range(9)),
+        ),
+        ("TeX ligatures without a mapping", PROSE.replace("fi", "\x0c").replace("fl", "\x0e")),
+        (
+            "French",
+            _page(
+                "\u00abCAF\u00c9\u00bb Le comit\u00e9 s\u2019est r\u00e9uni \u00e0 Gen\u00e8ve, \u00e9t\u00e9."
+            ),
+        ),
+        (
+            "French spacing",
+            _page("\u00ab\u00a0SOCI\u00c9T\u00c9\u00a0\u00bb\u00a0: la soci\u00e9t\u00e9 a pay\u00e9."),
+        ),
+        ("German", _page("\u201eGR\u00dcSSE\u201c aus M\u00fcnchen: die Gr\u00f6\u00dfe der Stra\u00dfe.")),
+        (
+            "Russian with Latin words",
+            _page(
+                "\u041e\u041e\u041e \u00ab\u0420\u043e\u043c\u0430\u0448\u043a\u0430\u00bb "
+                "\u043f\u0440\u0438\u0441\u043b\u0430\u043b\u0430 PDF \u0438 ZIP \u0432 2024 "
+                "\u0433\u043e\u0434\u0443."
+            ),
+        ),
+        (
+            "Arabic with a Latin word",
+            _page(
+                "\u0627\u062c\u062a\u0645\u0639\u062a \u0627\u0644\u0644\u062c\u0646\u0629 "
+                "\u0644\u0645\u0631\u0627\u062c\u0639\u0629 \u0645\u0644\u0641 PDF \u0641\u064a 2024."
+            ),
+        ),
+        (
+            "Arabic presentation forms",
+            _page("\ufe94\ufef4\ufe91\ufeae\ufecc\ufedf\ufe8d \ufe94\ufed0\ufee0\ufedf\ufe8d"),
+        ),
+        (
+            "vowelled Arabic",
+            _page(
+                "\u0628\u0650\u0633\u0652\u0645\u0650 \u0627\u0644\u0644\u0651\u064e\u0647\u0650 "
+                "\u0627\u0644\u0631\u0651\u064e\u062d\u0652\u0645\u064e\u0646\u0650"
+            ),
+        ),
+        (
+            "Persian with zero-width non-joiners",
+            _page(
+                "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u06a9\u062a\u0627\u0628\u200c\u0647\u0627"
+            ),
+        ),
+        ("Hebrew", _page("\u05d4\u05d5\u05d5\u05e2\u05d3\u05d4 \u05d4\u05ea\u05db\u05e0\u05e1\u05d4 2024.")),
+        (
+            "Hindi",
+            _page(
+                "\u0938\u092e\u093f\u0924\u093f \u0928\u0947 \u0916\u093e\u0924\u094b\u0902 "
+                "\u0915\u0940 \u0938\u092e\u0940\u0915\u094d\u0937\u093e \u0915\u0940\u0964"
+            ),
+        ),
+        (
+            "Thai",
+            _page(
+                "\u0e04\u0e13\u0e30\u0e01\u0e23\u0e23\u0e21\u0e01\u0e32\u0e23\u0e1b\u0e23\u0e30\u0e0a\u0e38\u0e21"
+            ),
+        ),
+        ("Japanese with Latin inside", _page("委員会は港の会計を検討した。PDFファイルを使う。")),
+        ("Chinese with Latin inside", _page("委员会审查港口账目。使用Python编程。")),
+        ("Korean", _page("위원회는 항구 회계를 검토했습니다. PDF파일")),
+        (
+            "Greek",
+            _page(
+                "\u0397 \u03b5\u03c0\u03b9\u03c4\u03c1\u03bf\u03c0\u03ae \u03c3\u03c5\u03bd\u03b5\u03b4\u03c1\u03af\u03b1\u03c3\u03b5."
+            ),
+        ),
+        ("Greek letters in science", _page("A\u03b242 oligomers and TNF\u03b1 rose while IFN\u03b3 fell.")),
+        (
+            "mathematics",
+            _page(
+                "Let x \u2208 \u211d and f(x) = \u2211 a\u1d62x\u2071 \u2264 \u221e for all \u03b1, \u03b2."
+            ),
+        ),
+    ],
+)
+def test_real_pages_are_not_garbage(name: str, text: str) -> None:
+    assert garbage_reason(text) is None, name
+
+
+@pytest.mark.parametrize(
+    ("reason", "text"),
+    [
+        ("operators", _page("BT /F1 12 Tf 72 712 Td (Hello) Tj ET")),
+        ("operators", _page("q 1 0 0 1 0 0 cm 0 0 1 rg 10 10 200 50 re f Q")),
+        ("operators", _page("[(Quar)20(terly)] TJ 0 -14 Td (report) Tj /Im1 Do")),
+        (
+            "private_use",
+            _page(
+                "\uf051\uf075\uf061\uf072\uf074\uf065\uf072\uf06c\uf079 \uf072\uf065\uf070\uf06f\uf072\uf074"
+            ),
+        ),
+        ("private_use", PROSE + "\n" + "\U000f0041\U000f0042 " * 60),
+        ("unreadable", _page("\x03\x11\x12\x13 \x14\x15\x03\x16 \x11\x12")),
+        ("unreadable", _page("Caf\ufffd de la gare, men\ufffd du jour")),
+        (
+            "mojibake",
+            _page(
+                "Le comit\u00c3\u00a9 s\u00e2\u20ac\u2122est r\u00c3\u00a9uni \u00c3\u00a0 Gen\u00c3\u00a8ve."
+            ),
+        ),
+        (
+            "mojibake",
+            _page(
+                "\u00cf\u00f0\u00e8\u00e2\u00e5\u00f2 \u00ec\u00e8\u00f0, \u00fd\u00f2\u00ee \u00f2\u00e5\u00f1\u00f2"
+            ),
+        ),
+        (
+            "mixed_scripts",  # Latin words with Cyrillic letters that look the same
+            _page("T\u04bbe \u0441o\u043c\u043cittee \u043cet o\u043f a wet Tuesday \u043corning."),
+        ),
+        (
+            "mixed_scripts",
+            _page("\ufe8dl\ufeccr\ufe91y\ufe94 \ufedfg\ufe8d \ufecca\ufeaeb"),
+        ),  # Arabic forms in Latin
+        (
+            "mixed_scripts",  # glyph numbers landing in Latin, Cyrillic, Armenian, Hebrew, Arabic blocks
+            _page(
+                "\u0141\u0102\u0410\u0392\u0531\u0586\u0608 \u0543\u05d0\u05d1\u046c\u0194\u0250 \u0416\u05e9\u062d\u03fe"
+            ),
+        ),
+        ("symbols", _page(".,'~|;:. ,,'' ~~ |.; :,' .. ~| ., ~~ ''")),
+    ],
+)
+def test_garbage_says_why(reason: str, text: str) -> None:
+    assert garbage_reason(text) == reason
+
+
+def test_a_few_bad_characters_do_not_condemn_a_page() -> None:
+    assert garbage_reason(PROSE + "\ufffd\x03") is None
+    assert garbage_reason(PROSE + " \uf0fc yes") is None
+    assert garbage_reason(PROSE + " T\u043ee") is None  # one Cyrillic o in one word
+    assert garbage_reason(PROSE + " caf\u00c3\u00a9") is None  # one mojibake word
+
+
+def test_the_text_is_judged_before_cleaning() -> None:
+    """Control characters are the evidence; cleaning (engines/base.py) would remove them."""
+    layer = "\x03\x11\x12 \x13\x14\x15 " * 20 + "ok"
+    assert garbage_reason(layer) == "unreadable"
+
+
+@pytest.mark.parametrize(
+    ("text", "short"),
+    [
+        ("日本語", False),
+        ("日本", True),
+        ("\u0627\u0644\u0639\u0631\u0628\u064a\u0629", False),  # 7 Arabic letters: 21
+        ("\u062a\u0642\u0631\u064a\u0631", True),  # 5: 15
+        ("\u0417\u0430\u0433\u043e\u043b\u043e\u0432\u043e\u043a", False),  # 9 Cyrillic: 18
+        ("\u1230\u120b\u121d", True),  # 3 Ethiopic syllables: 12
+        ("\u1230\u120b\u121d \u1290\u12cd", False),  # 5: 20
+        ("Page 3 of 12", True),
+        ("Page 3 of 12, appendix", False),
+    ],
+)
+def test_short_is_weighted_by_script(text: str, short: bool) -> None:
+    assert is_short("".join(text.split())) is short
