@@ -27,6 +27,7 @@ import pypdfium2.raw as pdfium_c
 from google.cloud import vision_v1
 
 from app.core.config import Settings, load_settings
+from app.pdf._pdfium import PDFIUM_LOCK
 
 Handler = Callable[[vision_v1.BatchAnnotateFilesRequest], vision_v1.BatchAnnotateFilesResponse]
 Break = vision_v1.TextAnnotation.DetectedBreak.BreakType
@@ -86,11 +87,12 @@ def echo_pages(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchA
 def read_pages(request: vision_v1.BatchAnnotateFilesRequest) -> vision_v1.BatchAnnotateFilesResponse:
     """Like the service on a PDF whose text it reads perfectly: the text layer, with its geometry."""
     (file_request,) = request.requests
-    document = pdfium.PdfDocument(file_request.input_config.content)
-    try:
-        return _file_response(request, lambda p: _read_page(document, p))
-    finally:
-        document.close()
+    with PDFIUM_LOCK:  # the server answers from a thread pool, beside the engine under test
+        document = pdfium.PdfDocument(file_request.input_config.content)
+        try:
+            return _file_response(request, lambda p: _read_page(document, p))
+        finally:
+            document.close()
 
 
 def word_confidence(index: int) -> float:

@@ -48,6 +48,7 @@ from app.engines.base import PageResult
 from app.engines.errors import EngineError, EngineUnavailableError, PageRenderError
 from app.engines.specs import ENGINE_SPECS
 from app.engines.vision_languages import vision_language_hints
+from app.pdf._pdfium import PDFIUM_LOCK
 from app.pdf.lost import placeholder_pages
 
 log = get_logger(__name__)
@@ -197,14 +198,15 @@ def _page_sizes(pdf_bytes: bytes) -> list[tuple[float, float]]:
     """Each page's size as displayed (crop box, /Rotate applied), in points: the frame of
     Vision's normalized vertices. Read from the page dictionaries, without parsing any content;
     a page PDFium cannot size has none (its words come without boxes)."""
-    try:
-        document = pdfium.PdfDocument(pdf_bytes)
-    except pdfium.PdfiumError as exc:
-        raise PageRenderError(f"the chunk's PDF cannot be opened: {exc}") from None
-    try:
-        return [_displayed_size(document, index) for index in range(len(document))]
-    finally:
-        document.close()
+    with PDFIUM_LOCK:  # in the worker's own process, beside planning in other threads
+        try:
+            document = pdfium.PdfDocument(pdf_bytes)
+        except pdfium.PdfiumError as exc:
+            raise PageRenderError(f"the chunk's PDF cannot be opened: {exc}") from None
+        try:
+            return [_displayed_size(document, index) for index in range(len(document))]
+        finally:
+            document.close()
 
 
 def _displayed_size(document: pdfium.PdfDocument, index: int) -> tuple[float, float]:
