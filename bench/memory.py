@@ -49,7 +49,7 @@ async def main(chunks: int, pages: int) -> list[str]:
             raise SystemExit(f"chunk-ocr submit failed: {planning.completed.stderr.strip()[-500:]}")
         submitted = subprocess.run(
             chunk_ocr("submit", str(work / "hundred.pdf"), "--engine", "auto", "--chunk-pages", "1"),
-            env=env,
+            env=env | {"READ_TEXT_AT_PLANNING": "false"},  # a chunk a page, each through the worker
             capture_output=True,
             text=True,
             check=True,

@@ -22,6 +22,7 @@ from app.core.config import Settings, load_settings
 from app.core.errors import OCRError
 from app.core.logging import configure_logging
 from app.engines.registry import available_engines
+from app.engines.specs import engine_spec
 from app.local.exit_codes import ExitCode
 from app.local.workers import WorkerProcesses, run_log_path, worker_env
 
@@ -192,6 +193,8 @@ def _early_workers(settings: Settings, args: argparse.Namespace) -> WorkerProces
     its start-up (about a second) then overlaps ours and the planning."""
     if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
         return None  # embedded servers: their URLs exist only once they are started
+    if settings.read_text_at_planning and engine_spec(args.engine or settings.ocr_engine).reads_text_layer:
+        return None  # started once planning finds a page to OCR: a born-digital file needs none
     update = {
         "ocr_engine": args.engine or settings.ocr_engine,
         "ocr_language": args.language,

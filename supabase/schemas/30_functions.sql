@@ -153,7 +153,8 @@ $$;
 -- Start a document in one atomic step: its chunk rows and its move to processing,
 -- under the document's row lock, so concurrent starts queue here and every one after
 -- the first is refused with SQLSTATE OC002 (409 in the API). No row when the document
--- does not exist.
+-- does not exist. A chunk the planner read (its text layer; the element names its stored
+-- result) is created completed in the same step, as one attempt held by 'planner'.
 create function public.ocr_start_document(
     p_document_id uuid,
     p_chunks jsonb,
@@ -176,12 +177,39 @@ begin
             using errcode = 'OC002',
                   detail = json_build_object('document_id', p_document_id, 'status', v_status)::text;
     end if;
-    return query select * from public.ocr_create_chunks(p_document_id, p_chunks, p_max_attempts);
+    perform public.ocr_create_chunks(p_document_id, p_chunks, p_max_attempts);
+    with read as (
+        select (c ->> 'chunk_index')::integer as chunk_index
+          from jsonb_array_elements(p_chunks) as c
+         where c ->> 'result_storage_path' is not null
+    )
+    update public.document_ocr_chunks k
+       set status = 'processing',
+           attempt_count = 1,
+           worker_id = 'planner',
+           processing_started_at = now(),
+           heartbeat_at = now()
+      from read
+     where k.document_id = p_document_id
+       and k.chunk_index = read.chunk_index;
+    update public.document_ocr_chunks k
+       set status = 'completed',
+           result_storage_path = c ->> 'result_storage_path',
+           result_checksum = c ->> 'result_checksum',
+           processing_completed_at = now()
+      from jsonb_array_elements(p_chunks) as c
+     where k.document_id = p_document_id
+       and k.chunk_index = (c ->> 'chunk_index')::integer
+       and c ->> 'result_storage_path' is not null;
     update public.documents
        set ocr_status = 'processing',
            ocr_started_at = coalesce(ocr_started_at, now()),
            error_message = null
      where id = p_document_id;
+    return query
+        select * from public.document_ocr_chunks
+         where document_id = p_document_id
+         order by chunk_index;
 end;
 $$;
 

@@ -81,6 +81,10 @@ class Settings(BaseSettings):
     sweep_interval_seconds: Annotated[int, Field(ge=1, le=60)] = 15
     # Build result.pdf (the original with an invisible text layer over each OCR'd page) at finalize.
     searchable_pdf: bool = True
+    # Read pages whose own text layer is their text (engines auto and text-layer) while planning,
+    # in OCR processes of the planning process: a born-digital document is complete when its
+    # upload returns, and workers only see pages to OCR. False: workers read every page.
+    read_text_at_planning: bool = True
     ocr_low_confidence_threshold: Annotated[float, Field(ge=0, le=1)] = 0.7
     ocr_processes: Annotated[int, Field(ge=1, le=256)] | None = None  # None: one per core
     # Limits that hold whatever a PDF says (README, "Limits"). A page tree may name one small page

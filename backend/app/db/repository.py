@@ -48,6 +48,9 @@ def chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str,
         "input_storage_path": chunk.input_storage_path,
         "input_checksum": chunk.input_checksum,
     }
+    if chunk.result_storage_path is not None:  # read at planning: created completed (ocr_start_document)
+        payload["result_storage_path"] = chunk.result_storage_path
+        payload["result_checksum"] = chunk.result_checksum
     if matter_id is not None:
         payload["matter_id"] = str(matter_id)
     return payload

@@ -62,22 +62,31 @@ class AutoEngine:
                 try:
                     page = load_page(document, index, number)
                     try:
-                        text = page_text(page, number, annotations=False)
-                        if _use_text_layer(text, page, number):
-                            text = with_annotation_text(text, page)
-                            results.append(PageResult(number, text, 1.0, "text-layer"))
-                        elif is_empty(page) and (notes := with_annotation_text("", page)):
-                            # nothing drawn for tesseract to read (it answers blank), but notes or fields
-                            results.append(PageResult(number, notes, 1.0, "text-layer"))
-                        else:  # tesseract adds the form fields its render leaves out
-                            to_ocr.append(index)
+                        read = text_layer_page(page, number)
                     finally:
                         page.close()
                 except (OCRError, MemoryError) as exc:  # the page cannot be read: the others can
                     results.append(failed_page(number, exc, "text-layer"))
+                    continue
+                if read is not None:
+                    results.append(read)
+                else:  # tesseract adds the form fields its render leaves out
+                    to_ocr.append(index)
             if to_ocr:
                 results += self.tesseract.recognize_pages(document, to_ocr, first_page_number)
         return sorted(results, key=lambda result: result.page_number)
+
+
+def text_layer_page(page: pdfium.PdfPage, number: int) -> PageResult | None:
+    """The page read from its text layer by the rule above, or None: it needs OCR. (The planner
+    asks this of every page of an auto document, app.engines.text_pass.)"""
+    text = page_text(page, number, annotations=False)
+    if _use_text_layer(text, page, number):
+        return PageResult(number, with_annotation_text(text, page), 1.0, "text-layer")
+    if is_empty(page) and (notes := with_annotation_text("", page)):
+        # nothing drawn for tesseract to read (it answers blank), but notes or fields
+        return PageResult(number, notes, 1.0, "text-layer")
+    return None
 
 
 def _use_text_layer(text: str, page: pdfium.PdfPage, number: int) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import multiprocessing
 import os
 import shutil
@@ -72,13 +73,18 @@ def limits_for(settings: Settings) -> Limits:
 
 
 def make_ocr_pool(
-    processes: int | None = None, limits: Limits | None = None, *, settings: Settings | None = None
+    processes: int | None = None,
+    limits: Limits | None = None,
+    *,
+    settings: Settings | None = None,
+    replaced_level: int = logging.WARNING,
 ) -> OcrPool:
     """A pool of OCR processes. Make it on a thread that lives as long as the pool (the event
     loop's): the forkserver, started here, dies when this thread ends.
 
     settings: what the OCR processes build engines with (a worker passes its own; without them,
     each process reads the environment's), and unless `limits` is given, where the limits come from.
+    replaced_level: how loudly a dead process is logged (the planner's text pass expects them).
     """
     # forkserver: children do not inherit the worker's event loop, sockets or locks. The server
     # imports the engines once, so each OCR process starts from a warm copy of it.
@@ -88,14 +94,22 @@ def make_ocr_pool(
     forkserver.ensure_running()  # now and from this thread, not from the first submit's
     if limits is None:
         limits = limits_for(settings if settings is not None else get_settings())
-    return OcrPool(processes or os.cpu_count() or 1, limits, settings)
+    return OcrPool(processes or os.cpu_count() or 1, limits, settings, replaced_level=replaced_level)
 
 
 class OcrPool(Executor):
     """A ProcessPoolExecutor of OCR processes that replaces itself when one of them dies."""
 
-    def __init__(self, processes: int, limits: Limits, settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        processes: int,
+        limits: Limits,
+        settings: Settings | None = None,
+        *,
+        replaced_level: int = logging.WARNING,
+    ) -> None:
         self.processes = processes
+        self.replaced_level = replaced_level
         self.limits = limits
         self.settings = settings  # handed to each OCR process, which builds its engines with them
         self._lock = threading.RLock()
@@ -212,7 +226,8 @@ class OcrPool(Executor):
                         process.kill()
             self._executor = self._new_executor()
             self.replaced += 1
-            log.warning(
+            log.log(
+                self.replaced_level,
                 "ocr_pool_replaced",
                 exit_codes={p.pid: p.exitcode for p in survivors},
                 replaced=self.replaced,

@@ -20,15 +20,18 @@ class EngineSpec:
     # Reads pages with tesseract: the document's language must be installed where it runs. The
     # others take the language as a hint (google-vision) or have no use for it (text-layer, null).
     tesseract_languages: bool = False
+    # Takes a page's own text layer as is where it is real text: the planner reads those pages
+    # itself (app.engines.text_pass), and no worker sees them.
+    reads_text_layer: bool = False
 
 
 ENGINE_SPECS: Mapping[str, EngineSpec] = MappingProxyType(
     {
         spec.name: spec
         for spec in (
-            EngineSpec("auto", tesseract_languages=True),
+            EngineSpec("auto", tesseract_languages=True, reads_text_layer=True),
             EngineSpec("tesseract", tesseract_languages=True),
-            EngineSpec("text-layer"),
+            EngineSpec("text-layer", reads_text_layer=True),
             EngineSpec("google-vision", pages_per_request=5),  # the synchronous files API's limit
             EngineSpec("null"),
         )

@@ -62,18 +62,25 @@ async def run_pdfs(
     t_start: float | None = None,
 ) -> RunReport:
     """OCR the PDFs on one local worker with `ocr_processes` OCR processes (started here unless
-    the caller already did); each document is planned for that many processes."""
+    the caller already did); each document is planned for that many processes.
+
+    For an engine whose text-layer pages are read at planning (auto, text-layer), the worker
+    starts only once a page needs OCR: a born-digital file is read and merged without one."""
     report = RunReport()
     t_start = t_start if t_start is not None else time.perf_counter()
-    if processes is None:  # workers start (imports, OCR processes) while the PDFs are planned and cut
-        env = {**stack.worker_env(), "OCR_ENGINE": engine, "OCR_LANGUAGE": language}
-        processes = WorkerProcesses.start(ocr_processes, env, run_log_path(stack.settings.data_dir))
+    env = {**stack.worker_env(), "OCR_ENGINE": engine, "OCR_LANGUAGE": language}
+    workers = _Workers(ocr_processes, env, run_log_path(stack.settings.data_dir), processes)
+    if not stack.reader.reads(engine):  # workers start (imports, OCR processes) while the PDFs are cut
+        workers.ensure()
+    else:  # the text pass's processes start while the first PDF is inspected
+        stack.reader.start(warm=True)
+    stack.reader.on_pages_to_ocr = workers.ensure  # as soon as the text pass finds one
     matter = await cli_matter(stack, matter_id)
     try:
         return await _run(
             stack,
             pdfs,
-            processes,
+            workers,
             report,
             matter,
             t_start,
@@ -86,13 +93,29 @@ async def run_pdfs(
             show_progress=show_progress,
         )
     finally:
-        await asyncio.to_thread(processes.stop, grace_seconds=stack.settings.worker_grace_seconds)
+        stack.reader.on_pages_to_ocr = None
+        if workers.processes is not None:
+            await asyncio.to_thread(workers.processes.stop, grace_seconds=stack.settings.worker_grace_seconds)
+
+
+@dataclass
+class _Workers:
+    """The local worker, started once, when first needed."""
+
+    ocr_processes: int
+    env: dict[str, str]
+    log_path: Path
+    processes: WorkerProcesses | None = None
+
+    def ensure(self) -> None:
+        if self.processes is None:
+            self.processes = WorkerProcesses.start(self.ocr_processes, self.env, self.log_path)
 
 
 async def _run(
     stack: LocalStack,
     pdfs: list[Path],
-    processes: WorkerProcesses,
+    workers: _Workers,
     report: RunReport,
     matter: UUID,
     t_start: float,
@@ -126,8 +149,11 @@ async def _run(
         started.append((pdf, doc, t0))
     if not started:
         return report
+    if any(s.document.ocr_status is not DocumentStatus.COMPLETED for _, s, _ in started):
+        # a page to OCR, or a merge left to a worker
+        workers.ensure()
 
-    finished = await _wait(stack, [s for _, s, _ in started], processes, show_progress)
+    finished = await _wait(stack, [s for _, s, _ in started], workers.processes, show_progress)
 
     await asyncio.to_thread(out_dir.mkdir, parents=True, exist_ok=True)
     for pdf, doc, t0 in started:
@@ -157,7 +183,12 @@ async def _run(
             entry["error"] = document.error_message
             print(f"chunk-ocr: {pdf}: OCR failed: {document.error_message}", file=sys.stderr)
         report.documents.append(entry)
-    if processes.log_path is not None and any(d["status"] != "completed" for d in report.documents):
+    processes = workers.processes
+    if (
+        processes is not None
+        and processes.log_path is not None
+        and any(d["status"] != "completed" for d in report.documents)
+    ):
         print(f"chunk-ocr: the worker's log: {processes.log_path}", file=sys.stderr)
     return report
 
@@ -204,7 +235,7 @@ def _missing_pages(merged: MergedResult) -> str:
 
 
 async def _wait(
-    stack: LocalStack, docs: list[StartedDocument], processes: WorkerProcesses, show_progress: bool
+    stack: LocalStack, docs: list[StartedDocument], processes: WorkerProcesses | None, show_progress: bool
 ) -> dict[UUID, Document]:
     """Poll until every document is completed or failed, drawing a progress bar on a terminal."""
     total_pages = sum(d.document.page_count for d in docs)
@@ -231,7 +262,7 @@ async def _wait(
                 pages += report.progress.pages_completed
                 chunks += report.progress.completed
             progress.update(task, completed=pages, chunks=f"{chunks}/{total_chunks}")
-            if processes.alive() == 0 and len(finished) < len(docs):
+            if len(finished) < len(docs) and (processes is None or processes.alive() == 0):
                 raise OCRError("every worker process exited before the documents finished")
             if len(finished) < len(docs):
                 await asyncio.sleep(0.1)

@@ -88,7 +88,14 @@ async def open_stack(settings: Settings) -> LocalStack:
     services = await resolve_services(settings)
     core = await open_queued_core(services.settings)
     return LocalStack(
-        core.settings, core.service, core.store, core.exit, core.redis, core.queue, keep=services.keep
+        core.settings,
+        core.service,
+        core.store,
+        core.exit,
+        core.redis,
+        core.queue,
+        core.reader,
+        keep=services.keep,
     )
 
 

@@ -66,6 +66,7 @@ class PdfInfo:
     lost_pages: tuple[int, ...] = ()  # 1-based: pages that could not be recovered (blank placeholders)
     repaired_pages: tuple[int, ...] = ()  # 1-based: pages kept with a substitute for something lost
     damage: tuple[PageDamage, ...] = ()  # each lost or repaired page, with why or what was substituted
+    may_have_text: bool = True  # False: no page can have a text layer (no font is named anywhere)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +120,8 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
             warnings.append(_missing_warning(damage, page_count))
     lost = tuple(item.page for item in damage if item.lost)
     repaired = tuple(item.page for item in damage if not item.lost)
-    info = PdfInfo(path, page_count, _sha256(path), size, tuple(warnings), lost, repaired, damage)
+    sha256, may_have_text = _digest(path)
+    info = PdfInfo(path, page_count, sha256, size, tuple(warnings), lost, repaired, damage, may_have_text)
     log.debug(
         "pdf_inspected",
         path=str(path),
@@ -268,9 +270,22 @@ def _ranges(numbers: range | tuple[int, ...]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
-def _sha256(path: Path) -> str:
+# Where a text layer is written: a font (every text object names one), or a compressed object
+# stream, which could hide one.
+_TEXT_MARKS = (b"/Font", b"/ObjStm")
+
+
+def _digest(path: Path) -> tuple[str, bool]:
+    """The file's SHA-256, and whether it may hold text (False: no byte of it names a font or
+    an object stream, so no page has a text layer; a scanner's image-only file)."""
     digest = hashlib.sha256()
+    may_have_text = False
+    tail = b""
     with path.open("rb") as handle:
         while block := handle.read(1 << 20):
             digest.update(block)
-    return digest.hexdigest()
+            if not may_have_text:
+                window = tail + block
+                may_have_text = any(mark in window for mark in _TEXT_MARKS)
+                tail = block[-8:]
+    return digest.hexdigest(), may_have_text

@@ -4,7 +4,8 @@ pages the engine takes per request."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from app.core.errors import InvalidInputError
 
@@ -12,6 +13,8 @@ CHUNKS_PER_WORKER = 4  # a worker's share in 4 pieces: the last piece to finish 
 MIN_CHUNKS_PER_WORKER = 2  # even a huge pool gets two chunks per worker before MAX_CHUNKS applies
 MAX_CHUNKS = 200  # per-chunk costs (a row, an upload, a job, a tesseract start) stay small in total
 MAX_CHUNK_PAGES = 50  # bounds the work one lost lease throws away
+MIN_READ_RUN = 8  # fewer pages read at planning, beside pages to OCR, stay in those pages' chunk
+MAX_READ_CHUNK_PAGES = 500  # a chunk read at planning: its result file stays a few MB
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,3 +98,56 @@ def _even(page_count: int, chunks: int) -> list[PageRange]:
         ranges.append(PageRange(index, start, start + size - 1))
         start += size
     return ranges
+
+
+def plan_with_read_pages(
+    read: Sequence[bool], chunk_pages: int | None, workers: int, pages_per_request: int = 1
+) -> list[tuple[PageRange, bool]]:
+    """Cover pages 1..len(read) like plan_chunks, for a document whose page i+1 was read at
+    planning when read[i] (its text layer is its text): (range, read) for each chunk, in order.
+
+    Runs of read pages are chunks of their own, of up to MAX_READ_CHUNK_PAGES pages, that no
+    worker ever sees. The pages left to OCR are shared as plan_chunks shares a document of that
+    many pages (the same sizes, the same batches), each run of them cut on its own; with no page
+    read, the plan is plan_chunks' exactly. A run of fewer than MIN_READ_RUN read pages beside
+    pages to OCR joins them (a chunk boundary there would cost more than reading those pages
+    again in the worker, which decides per page by the same rule).
+    """
+    if not read:
+        raise InvalidInputError("a document needs at least one page")
+    runs = _runs(read)
+    if any(not is_read for is_read, _, _ in runs):  # short read runs join the pages to OCR
+        runs = _runs(
+            [is_read and length >= MIN_READ_RUN for is_read, _, length in runs for _ in range(length)]
+        )
+    to_ocr = sum(length for is_read, _, length in runs if not is_read)
+    planned: list[tuple[PageRange, bool]] = []
+    for is_read, first, length in runs:
+        if is_read:
+            pieces = _even(length, math.ceil(length / MAX_READ_CHUNK_PAGES))
+        elif length == len(read):
+            pieces = plan_chunks(length, chunk_pages, workers, pages_per_request)
+        else:
+            size = chunk_pages or math.ceil(to_ocr / default_chunk_count(to_ocr, workers))
+            if pages_per_request > 1:
+                pieces = plan_chunks(length, size, workers, pages_per_request)
+            else:
+                pieces = _even(length, math.ceil(length / size))
+        for piece in pieces:
+            index = len(planned)
+            shifted = replace(
+                piece, chunk_index=index, page_start=piece.page_start + first, page_end=piece.page_end + first
+            )
+            planned.append((shifted, is_read))
+    return planned
+
+
+def _runs(flags: Sequence[bool]) -> list[tuple[bool, int, int]]:
+    """(flag, pages before the run, run length) for each run of equal flags, in order."""
+    runs: list[tuple[bool, int, int]] = []
+    for position, flag in enumerate(flags):
+        if runs and runs[-1][0] == flag:
+            runs[-1] = (flag, runs[-1][1], runs[-1][2] + 1)
+        else:
+            runs.append((flag, position, 1))
+    return runs

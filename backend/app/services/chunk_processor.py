@@ -42,9 +42,10 @@ from app.engines.errors import EngineUnavailableError, OcrProcessDiedError, Unkn
 from app.engines.pool import recognize_in_process
 from app.models.limits import WORKER_ID_MAX
 from app.models.ocr_chunk import ChunkLease, ChunkStatus, DocumentOCRChunk
-from app.models.results import ChunkResult, PageFailure, PageText, WordBox
+from app.models.results import ChunkResult
 from app.services.leases import run_while_leased
 from app.services.ocr_chunk_service import OCRChunkService
+from app.services.page_texts import page_texts
 from app.services.queue import JobQueue
 from app.services.recovery import retry_failed
 from app.services.searchable import with_text_layer
@@ -256,21 +257,7 @@ class ChunkProcessor:
             engine=chunk.engine,
             engine_version=engine_version,
             language=chunk.language,
-            pages=tuple(
-                PageText(
-                    page_number=p.page_number,
-                    text=p.text,
-                    confidence=p.confidence,
-                    source=p.source,
-                    words=tuple(WordBox(text=w.text, confidence=w.confidence, bbox=w.bbox) for w in p.words)
-                    or None,
-                    error=PageFailure(code=p.error.code, message=p.error.message) if p.error else None,
-                    rotation=p.rotation,
-                    skew=p.skew,
-                    dpi=p.dpi,
-                )
-                for p in pages
-            ),
+            pages=page_texts(pages),
         )
         if not result.covers_its_range():
             raise InternalError(

@@ -23,6 +23,7 @@ from app.db.repository import ChunkRepository
 from app.services.documents import Documents
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
 from app.services.queue import ArqJobQueue, connect_redis
+from app.services.text_reader import TextReader
 from app.storage.base import BlobStore
 from app.storage.factory import build_blob_store
 
@@ -48,11 +49,12 @@ class QueuedCore(Core):
 
     redis: ArqRedis
     queue: ArqJobQueue
+    reader: TextReader  # the planner's text pass; its OCR processes start when first needed
 
     @property
     def documents(self) -> Documents:
         """The documents application service on these parts (what the entry points call)."""
-        return Documents(self.service, self.store, self.queue)
+        return Documents(self.service, self.store, self.queue, self.reader)
 
     async def health(self) -> dict[str, str]:
         """Each of the database and Redis: "ok", or why not (for the API's /healthz)."""
@@ -93,4 +95,6 @@ async def open_queued_core(settings: Settings) -> QueuedCore:
         await core.close()
         raise
     core.exit.push_async_callback(redis.aclose)
-    return QueuedCore(core.settings, core.service, core.store, core.exit, redis, ArqJobQueue(redis))
+    reader = TextReader(settings)
+    core.exit.push_async_callback(reader.close)
+    return QueuedCore(core.settings, core.service, core.store, core.exit, redis, ArqJobQueue(redis), reader)

@@ -27,6 +27,7 @@ from app.services.ocr_chunk_service import OCRChunkService
 from app.services.planner import StartedDocument, plan_document, start_document
 from app.services.queue import JobQueue
 from app.services.recovery import retry_failed
+from app.services.text_reader import TextReader
 from app.services.validation import IdLike
 from app.storage.base import BlobStore
 
@@ -70,6 +71,7 @@ class Documents:
     service: OCRChunkService
     store: BlobStore
     queue: JobQueue
+    reader: TextReader | None = None  # where pages are read at planning (None: by the workers)
 
     # -- access (the API's callers are users; the command line acts as the operator) ----------
 
@@ -169,6 +171,7 @@ class Documents:
             filename=filename,
             keep_source=keep_source,
             plan=start,
+            reader=self.reader,
         )
         if not start:
             return started
@@ -179,7 +182,9 @@ class Documents:
         time); the document comes back as it is now, processing."""
         await self.offered_engine(document.engine)
         await self.offered_language(document.engine, document.language)
-        planned = await plan_document(self.service, self.store, self.queue, document, chunk_pages=chunk_pages)
+        planned = await plan_document(
+            self.service, self.store, self.queue, document, chunk_pages=chunk_pages, reader=self.reader
+        )
         return replace(planned, document=await self.service.get_document(document.id))
 
     async def retry(self, document_id: IdLike) -> Retried:

@@ -13,11 +13,20 @@ file, cutting) runs in a worker thread, so an API process planning a large
 or damaged file goes on serving other requests. A file with more pages than
 MAX_PAGES_PER_DOCUMENT is refused (TooManyPagesError, 422 `too_many_pages`)
 before anything is written.
+
+Pages read at planning: for engine auto or text-layer, the pages whose own text layer is their
+text are read here first (app.services.text_reader, in OCR processes), before the cut. Runs of
+such pages are chunks of their own (app.pdf.plan.plan_with_read_pages), whose results are
+stored like a worker's and whose rows are created completed, in the same atomic statement as
+the others. Only the other chunks are queued; when there are none, the document is merged here
+(under the finalize lease, as a worker would) and comes back completed. A merge that cannot be
+done now is left to a worker (its finalize job, and the sweep), like any other.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import tempfile
 import time
@@ -26,19 +35,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
 
-from app.core.errors import InvalidInputError, OCRAlreadyStartedError
+from app.core.errors import InvalidInputError, OCRAlreadyStartedError, OCRError
 from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
 from app.engines.specs import engine_spec
 from app.models.document import Document, DocumentCreate, DocumentStatus
-from app.models.ocr_chunk import ChunkRange, DocumentOCRChunk
+from app.models.ocr_chunk import ChunkRange, ChunkStatus, DocumentOCRChunk
+from app.models.results import ChunkResult
 from app.pdf.inspect import PdfInfo, inspect_pdf
-from app.pdf.plan import plan_chunks
+from app.pdf.plan import PageRange, plan_with_read_pages
 from app.pdf.split import split_pdf_to_files
+from app.services.merge import rebuild_merged
 from app.services.ocr_chunk_service import OCRChunkService
+from app.services.page_texts import page_texts
 from app.services.queue import JobQueue, enqueue_next_attempts
+from app.services.text_reader import ReadPages, TextReader
 from app.storage.base import BlobStore, get_verified_file
-from app.storage.paths import chunk_input_path, source_pdf_path
+from app.storage.paths import chunk_input_path, chunk_result_path, source_pdf_path
 
 log = get_logger(__name__)
 
@@ -64,11 +77,13 @@ async def start_document(
     filename: str | None = None,
     keep_source: bool = False,
     plan: bool = True,
+    reader: TextReader | None = None,
 ) -> StartedDocument:
     """Register a PDF as a document and (with plan) create and enqueue its chunks.
 
     keep_source stores the original PDF in the bucket (source.pdf), so that a
-    document registered without plan can be planned later by plan_document.
+    document registered without plan can be planned later by plan_document. reader: where the
+    pages read at planning are read (None: workers read every page).
     """
     started = time.perf_counter()
     info = await _inspect(service, pdf_path)  # bad input raises here, before any write
@@ -84,13 +99,13 @@ async def start_document(
             stored_source = await store.put_file(source_object, pdf_path, "application/pdf")
             uploaded.append(stored_source.path)
             source = stored_source.path
-        ranges = (
-            await _cut_and_upload(
-                store, pdf_path, matter_id, document_id, info, engine, chunk_pages, workers, uploaded
+        ranges = []
+        if plan:
+            read = await _read(reader, engine, pdf_path, info)
+            target = _Target(matter_id, document_id, engine, language)
+            ranges = await _cut_and_upload(
+                store, pdf_path, target, info, read, chunk_pages, workers, uploaded
             )
-            if plan
-            else []
-        )
         document = await service.create_document(
             DocumentCreate(
                 id=document_id,
@@ -107,13 +122,14 @@ async def start_document(
     except BaseException:
         await _undo(service, store, document, uploaded)
         raise
-    await enqueue_next_attempts(queue, chunks)
+    document = await _queue_or_merge(service, store, queue, document, chunks) if plan else document
     log.info(
         "document_started" if plan else "document_registered",
         document_id=str(document_id),
         matter_id=str(matter_id),
         pages=info.page_count,
         chunks=len(chunks),
+        read_at_planning=sum(c.status is ChunkStatus.COMPLETED for c in chunks),
         engine=engine,
         language=language,
         duration_ms=round((time.perf_counter() - started) * 1000, 1),
@@ -129,6 +145,7 @@ async def plan_document(
     *,
     chunk_pages: int | None = None,
     workers: int = 1,
+    reader: TextReader | None = None,
 ) -> StartedDocument:
     """Plan, cut and enqueue a registered document from its stored source PDF.
 
@@ -148,22 +165,16 @@ async def plan_document(
         await get_verified_file(store, document.source_path, document.file_sha256, pdf_path)
         info = await _inspect(service, pdf_path)
         try:
+            read = await _read(reader, document.engine, pdf_path, info)
+            target = _Target(document.matter_id, document.id, document.engine, document.language)
             ranges = await _cut_and_upload(
-                store,
-                pdf_path,
-                document.matter_id,
-                document.id,
-                info,
-                document.engine,
-                chunk_pages,
-                workers,
-                uploaded,
+                store, pdf_path, target, info, read, chunk_pages, workers, uploaded
             )
             chunks = await service.start_document(document.id, ranges)
         except BaseException:
             await _undo(service, store, None, uploaded)  # only what this start uploaded
             raise
-    await enqueue_next_attempts(queue, chunks)
+    document = await _queue_or_merge(service, store, queue, document, chunks)
     log.info("document_planned", document_id=str(document.id), chunks=len(chunks))
     return StartedDocument(document, chunks, info)
 
@@ -173,42 +184,127 @@ async def _inspect(service: OCRChunkService, pdf_path: Path) -> PdfInfo:
     return await asyncio.to_thread(inspect_pdf, pdf_path, max_pages=service.settings.max_pages_per_document)
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """The document the pieces are cut for, and what its chunk results are named by."""
+
+    matter_id: UUID
+    document_id: UUID
+    engine: str
+    language: str
+
+
+async def _read(reader: TextReader | None, engine: str, pdf_path: Path, info: PdfInfo) -> ReadPages:
+    """The pages read at planning: none without a reader, for an engine that reads no text layer
+    as is, for a file without a font (a scanner's: no page has a text layer, so no process is
+    started for it), or for a damaged file (the workers read its repaired cut, with its lost
+    pages marked)."""
+    if reader is None or not info.may_have_text or info.damage or info.lost_pages:
+        if reader is not None:
+            reader.pages_to_ocr()
+        return ReadPages({}, "")
+    return await reader.read(engine, pdf_path, info.page_count)
+
+
 async def _cut_and_upload(
     store: BlobStore,
     pdf_path: Path,
-    matter_id: UUID,
-    document_id: UUID,
+    target: _Target,
     info: PdfInfo,
-    engine: str,
+    read: ReadPages,
     chunk_pages: int | None,
     workers: int,
     uploaded: list[str],
 ) -> list[ChunkRange]:
     ranges: list[ChunkRange] = []
     plan_id = secrets.token_hex(4)  # this start's own input objects (see chunk_input_path)
-    plan = plan_chunks(info.page_count, chunk_pages, workers, engine_spec(engine).pages_per_request)
+    read_flags = [number in read.pages for number in range(1, info.page_count + 1)]
+    planned = plan_with_read_pages(
+        read_flags, chunk_pages, workers, engine_spec(target.engine).pages_per_request
+    )
+    is_read = {page_range.chunk_index: flag for page_range, flag in planned}
     with tempfile.TemporaryDirectory(prefix="chunk-ocr-cut-") as scratch:
         # a generator: nothing runs until next(), in a thread; one chunk's file on disk at a time
-        pieces = split_pdf_to_files(pdf_path, plan, Path(scratch))
+        pieces = split_pdf_to_files(pdf_path, [page_range for page_range, _ in planned], Path(scratch))
         while (piece := await asyncio.to_thread(next, pieces, None)) is not None:
             page_range, piece_path = piece
             stored = await store.put_file(
-                chunk_input_path(matter_id, document_id, plan_id, page_range.chunk_index),
+                chunk_input_path(target.matter_id, target.document_id, plan_id, page_range.chunk_index),
                 piece_path,
                 "application/pdf",
             )
             uploaded.append(stored.path)
             piece_path.unlink()
-            ranges.append(
-                ChunkRange(
-                    chunk_index=page_range.chunk_index,
-                    page_start=page_range.page_start,
-                    page_end=page_range.page_end,
-                    input_storage_path=stored.path,
-                    input_checksum=stored.sha256,
-                )
+            chunk = ChunkRange(
+                chunk_index=page_range.chunk_index,
+                page_start=page_range.page_start,
+                page_end=page_range.page_end,
+                input_storage_path=stored.path,
+                input_checksum=stored.sha256,
             )
+            if is_read[page_range.chunk_index]:
+                chunk = await _store_read_result(store, target, chunk, page_range, read, uploaded)
+            ranges.append(chunk)
     return ranges
+
+
+async def _store_read_result(
+    store: BlobStore,
+    target: _Target,
+    chunk: ChunkRange,
+    page_range: PageRange,
+    read: ReadPages,
+    uploaded: list[str],
+) -> ChunkRange:
+    """Store a read chunk's result where a worker would have (its path names the input's
+    checksum, so a worker asked to redo it finds it), and name it on the chunk."""
+    result = ChunkResult(
+        document_id=target.document_id,
+        chunk_index=chunk.chunk_index,
+        page_start=chunk.page_start,
+        page_end=chunk.page_end,
+        engine=target.engine,
+        engine_version=read.engine_version,
+        language=target.language,
+        pages=page_texts(read.pages[n] for n in range(page_range.page_start, page_range.page_end + 1)),
+    )
+    assert chunk.input_checksum is not None
+    path = chunk_result_path(
+        target.matter_id,
+        target.document_id,
+        chunk.chunk_index,
+        chunk.input_checksum,
+        target.engine,
+        target.language,
+    )
+    stored = await store.put(path, result.to_bytes(), "application/json")
+    uploaded.append(stored.path)
+    return chunk.model_copy(update={"result_storage_path": stored.path, "result_checksum": stored.sha256})
+
+
+async def _queue_or_merge(
+    service: OCRChunkService,
+    store: BlobStore,
+    queue: JobQueue,
+    document: Document,
+    chunks: list[DocumentOCRChunk],
+) -> Document:
+    """Queue the chunks left to OCR; with none left, merge the document here. A merge that fails
+    is left to a worker: its finalize job (and, if Redis is down, the sweep) merges it."""
+    pending = [c for c in chunks if c.status is ChunkStatus.PENDING]
+    if pending:
+        await enqueue_next_attempts(queue, pending)
+        return document
+    threshold = service.settings.ocr_low_confidence_threshold
+    try:
+        await rebuild_merged(service, store, queue, document, low_confidence_threshold=threshold)
+    except OCRError as exc:
+        log.warning(
+            "merge_at_planning_deferred", document_id=str(document.id), error_code=exc.code, error=str(exc)
+        )
+        with contextlib.suppress(OCRError):
+            await queue.enqueue_finalize(document.id)
+    return document
 
 
 async def _undo(

@@ -26,8 +26,9 @@ async def test_failed_document_status_and_retry(
     tmp_path: Path,
 ) -> None:
     make_born_digital_pdf(tmp_path / "doc.pdf", pages=2, seed=41)
-    submitted = run_cli(
-        ["submit", str(tmp_path / "doc.pdf"), "--engine", "text-layer", "--chunk-pages", "1"], cli_env
+    submitted = run_cli(  # its pages through the workers, one chunk each (not read at planning)
+        ["submit", str(tmp_path / "doc.pdf"), "--engine", "text-layer", "--chunk-pages", "1"],
+        cli_env | {"READ_TEXT_AT_PLANNING": "false"},
     )
     assert submitted.returncode == 0, submitted.stderr
     document_id = UUID(submitted.stdout.strip().splitlines()[-1])

@@ -29,6 +29,9 @@ def pipeline_settings(settings: Settings, tmp_path: Path) -> Settings:
         update={
             "local_storage_dir": tmp_path / "storage",
             "ocr_engine": "text-layer",
+            # text-layer chunks are these tests' cheap way through the workers: the planner leaves
+            # them to the workers (test_read_at_planning and the API's tests turn reading on)
+            "read_text_at_planning": False,
             "ocr_processes": 1,
             "heartbeat_interval_seconds": 0.2,
             "stale_chunk_threshold_seconds": 2.0,

@@ -58,6 +58,21 @@ def test_the_hash_streams_over_blocks(tmp_path: Path) -> None:
     assert inspect_pdf(path).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def test_a_file_that_names_no_font_has_no_text_to_read(tmp_path: Path) -> None:
+    make_scanned_pdf(tmp_path / "scan.pdf", pages=2)
+    make_born_digital_pdf(tmp_path / "born.pdf", pages=2)
+    assert not inspect_pdf(tmp_path / "scan.pdf").may_have_text  # an image a page: OCR only
+    assert inspect_pdf(tmp_path / "born.pdf").may_have_text
+
+
+def test_a_font_named_across_a_block_boundary_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "scan.pdf"
+    make_scanned_pdf(path, pages=1)
+    with path.open("ab") as handle:  # "/Font" split between the hash's first and second block
+        handle.write(b"%" + b" " * ((1 << 20) - path.stat().st_size - 4) + b"/Font\n")
+    assert inspect_pdf(path).may_have_text
+
+
 BAD_INPUTS: list[tuple[str, Callable[[Path], object], type[PdfError], str]] = [
     ("empty", make_empty_file, EmptyFileError, "empty_file"),
     ("text", lambda p: p.write_text("plain text, not a PDF"), NotAPdfError, "not_a_pdf"),

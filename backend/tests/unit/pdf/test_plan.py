@@ -1,10 +1,20 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.errors import InvalidInputError
 from app.engines.specs import engine_spec
-from app.pdf.plan import MAX_CHUNK_PAGES, PageRange, default_chunk_count, plan_chunks
+from app.pdf.plan import (
+    MAX_CHUNK_PAGES,
+    MAX_READ_CHUNK_PAGES,
+    MIN_READ_RUN,
+    PageRange,
+    default_chunk_count,
+    plan_chunks,
+    plan_with_read_pages,
+)
 
 VISION = engine_spec("google-vision").pages_per_request
 
@@ -88,3 +98,54 @@ def test_plan_is_pure() -> None:
 def test_bad_plans(pages: int, chunk_pages: int | None) -> None:
     with pytest.raises(InvalidInputError):
         plan_chunks(pages, chunk_pages, 2)
+
+
+# -- pages read at planning ------------------------------------------------------------
+
+
+@given(
+    read=st.lists(st.booleans(), min_size=1, max_size=400),
+    chunk_pages=st.one_of(st.none(), st.integers(1, 60)),
+    workers=st.integers(1, 16),
+    batch=st.sampled_from([1, 5]),
+)
+def test_read_plans_cover_every_page_once_and_keep_read_pages_apart(
+    read: list[bool], chunk_pages: int | None, workers: int, batch: int
+) -> None:
+    planned = plan_with_read_pages(read, chunk_pages, workers, batch)
+    ranges = [r for r, _ in planned]
+    assert [r.chunk_index for r in ranges] == list(range(len(ranges)))
+    assert [p for r in ranges for p in range(r.page_start, r.page_end + 1)] == list(range(1, len(read) + 1))
+    for page_range, is_read in planned:
+        pages = read[page_range.page_start - 1 : page_range.page_end]
+        if is_read:  # a read chunk holds only read pages, and no more than its cap
+            assert all(pages)
+            assert page_range.page_count <= MAX_READ_CHUNK_PAGES
+
+
+@given(
+    pages=st.integers(1, 3000),
+    chunk_pages=st.one_of(st.none(), st.integers(1, 60)),
+    workers=st.integers(1, 64),
+)
+def test_with_no_page_read_the_plan_is_plan_chunks(pages: int, chunk_pages: int | None, workers: int) -> None:
+    planned = plan_with_read_pages([False] * pages, chunk_pages, workers)
+    assert [r for r, _ in planned] == plan_chunks(pages, chunk_pages, workers)
+    assert not any(is_read for _, is_read in planned)
+
+
+def test_a_born_digital_document_is_a_few_read_chunks() -> None:
+    planned = plan_with_read_pages([True] * 2000, None, 2)
+    assert [(r.page_start, r.page_end, f) for r, f in planned] == [
+        (1, 500, True),
+        (501, 1000, True),
+        (1001, 1500, True),
+        (1501, 2000, True),
+    ]
+
+
+def test_a_short_run_of_read_pages_between_scans_stays_with_them() -> None:
+    read = [False] * 4 + [True] * (MIN_READ_RUN - 1) + [False] * 4 + [True] * MIN_READ_RUN
+    planned = plan_with_read_pages(read, None, 1)
+    assert [(r.page_start, r.page_end) for r, f in planned if f] == [(16, 15 + MIN_READ_RUN)]
+    assert sum(r.page_count for r, f in planned if not f) == 15  # 4 scans, 7 read pages, 4 scans

@@ -1,0 +1,109 @@
+"""The planner's text pass: the pages whose own text layer is their text, read before any chunk
+is queued, so that a born-digital document never waits on a worker.
+
+Which pages: for engine auto, those the auto rule (app.engines.auto.text_layer_page) reads from
+their text layer, exactly as a worker would; for engine text-layer, every page. Other engines
+read no page here. A page the pass cannot read (it cannot be loaded, it decodes to more than
+MAX_PAGE_DECODED_MB) is left to the workers, which isolate and report it.
+
+It runs in OCR processes (app.engines.pool), never in the process that plans: PDFium parses
+the pages' content here, which is where a hostile file crashes it or makes it allocate without
+bound, and those processes run under the OCR limits and die alone. Slices of the file run in
+parallel, one per process, each opening the file itself.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import pypdfium2 as pdfium
+
+from app.core.errors import OCRError
+from app.engines._pages import load_page, page_text
+from app.engines.auto import text_layer_page
+from app.engines.base import PageResult
+from app.engines.errors import PageRenderError
+from app.engines.specs import engine_spec
+from app.engines.text_layer import TextLayerEngine
+
+MIN_SLICE_PAGES = 250  # below this a second process costs more than it saves
+BYTES_PER_OPEN = 16 * 1024 * 1024
+
+
+def slices(page_count: int, processes: int) -> list[tuple[int, int]]:
+    """[start, stop) page indexes: at most one slice per process, none under MIN_SLICE_PAGES
+    (but the only one)."""
+    count = max(1, min(processes, page_count // MIN_SLICE_PAGES))
+    size = math.ceil(page_count / count)
+    return [(start, min(start + size, page_count)) for start in range(0, page_count, size)]
+
+
+def pass_version() -> str:
+    """What reads the pages (run once in each process to start it ahead of the first file)."""
+    return TextLayerEngine().version()
+
+
+def read_text_pages(
+    engine_name: str, pdf_path: str, page_count: int, start: int, stop: int
+) -> tuple[list[PageResult | None], str]:
+    """Run in an OCR process: for pages [start, stop) (0-based) of the file, each page's result
+    when its text layer is its text, else None; and the version of what read them.
+
+    Every page is None when the file does not open as the planner counted it (PDFium sees a
+    different page count in a damaged file): the workers read its repaired cut instead.
+    """
+    version = pass_version()
+    pages: list[PageResult | None] = [None] * (stop - start)
+    if not engine_spec(engine_name).reads_text_layer:
+        return pages, version
+    # PDFium keeps every stream a page's loading read until the document closes (uncompressed
+    # images included): it is opened again after about BYTES_PER_OPEN of the file's pages, so
+    # the pass of a 200 MB scan holds a page or two, and a born-digital file is opened once.
+    per_page = os.stat(pdf_path).st_size / max(1, page_count)
+    pages_per_open = max(1, int(BYTES_PER_OPEN / max(1.0, per_page)))
+    try:
+        for first in range(start, stop, pages_per_open):
+            with _open(pdf_path) as document:
+                if len(document) != page_count:
+                    return [None] * (stop - start), version
+                for index in range(first, min(first + pages_per_open, stop)):
+                    pages[index - start] = _read(document, index, engine_name)
+    except (OCRError, MemoryError):  # the file itself cannot be opened here: the workers will say why
+        return [None] * (stop - start), version
+    return pages, version
+
+
+@contextmanager
+def _open(pdf_path: str) -> Iterator[pdfium.PdfDocument]:
+    """The file, opened by path: PDFium reads what each page needs as it loads it, so a 200 MB
+    scan is never held whole (a chunk's bytes are what the workers' open_pdf takes). Not metered:
+    the meter's pypdf reading doubled the pass, and a page that decodes to more than the process
+    may hold ends it (OCR_PROCESS_MEMORY_MB); its pages go to the workers, whose metered reading
+    fails it with resource_limit. Placeholder pages exist only in chunk cuts, never here."""
+    try:
+        document = pdfium.PdfDocument(pdf_path)
+    except pdfium.PdfiumError as exc:
+        raise PageRenderError(f"the PDF cannot be opened: {exc}") from None
+    try:
+        with suppress(pdfium.PdfiumError):  # the form's values are part of a page's text
+            document.init_forms()
+        yield document
+    finally:
+        document.close()
+
+
+def _read(document: pdfium.PdfDocument, index: int, engine_name: str) -> PageResult | None:
+    number = index + 1
+    try:
+        page = load_page(document, index, number)
+        try:
+            if engine_name == "text-layer":
+                return PageResult(number, page_text(page, number), 1.0, "text-layer")
+            return text_layer_page(page, number)
+        finally:
+            page.close()
+    except (OCRError, MemoryError):  # a worker reads it again, and fails it with its reason
+        return None

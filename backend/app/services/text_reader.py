@@ -1,0 +1,137 @@
+"""The planner's text pass (app.engines.text_pass), run in OCR processes of the planning process.
+
+The processes start on the first document that needs them, or earlier through start() (the
+command line starts them while it connects), and stop with the process's composition root.
+Whatever goes wrong in the pass (a process PDFium kills, a page over the limits) leaves pages to
+the workers: the pass only ever saves work, it never fails a start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core.config import Settings
+from app.core.errors import OCRError
+from app.core.logging import get_logger
+from app.engines.base import PageResult
+from app.engines.errors import OcrProcessDiedError
+from app.engines.pool import OcrPool, make_ocr_pool, stop_ocr_pool
+from app.engines.specs import engine_spec
+from app.engines.text_pass import pass_version, read_text_pages, slices
+
+log = get_logger(__name__)
+
+MAX_DEATHS = 8  # processes PDFium may kill in one file's pass before the rest is left to the workers
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPages:
+    """The pages read at planning, by page number, and the version of what read them."""
+
+    pages: dict[int, PageResult]
+    engine_version: str
+
+
+@dataclass
+class TextReader:
+    settings: Settings
+    # Called (on the event loop) when a planned file has a page to OCR: the command line starts
+    # its worker then, not before, so a born-digital file never pays for one.
+    on_pages_to_ocr: Callable[[], None] | None = None
+    _pool: OcrPool | None = field(default=None, init=False)
+
+    def reads(self, engine: str) -> bool:
+        return self.settings.read_text_at_planning and engine_spec(engine).reads_text_layer
+
+    def start(self, *, warm: bool = False) -> None:
+        """Start the pool now (on the event loop's thread: the forkserver lives with it); warm: and
+        its processes, in the background (the command line, while it connects and inspects)."""
+        if self._pool is None:
+            self._pool = make_ocr_pool(
+                self.settings.ocr_process_count, settings=self.settings, replaced_level=logging.INFO
+            )
+            if warm:
+                for _ in range(self._pool.processes):
+                    self._pool.submit(pass_version)
+
+    async def read(self, engine: str, pdf_path: Path, page_count: int) -> ReadPages:
+        """The pages of the file that engine takes from their text layer (none for other engines)."""
+        if not self.reads(engine):
+            self.pages_to_ocr()
+            return ReadPages({}, "")
+        started = time.perf_counter()
+        self.start()
+        pages: dict[int, PageResult] = {}
+        versions: list[str] = []
+        left: list[int] = []  # pages a process died on
+        parts = slices(page_count, self._processes)
+        await asyncio.gather(
+            *(self._read_slice(engine, pdf_path, page_count, part, pages, versions, left) for part in parts)
+        )
+        if len(pages) < page_count:
+            self.pages_to_ocr()
+        log.info(
+            "text_pass",
+            engine=engine,
+            pages=page_count,
+            read=len(pages),
+            processes=len(parts),
+            died_on=left,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        return ReadPages(pages, versions[0] if versions else "")
+
+    async def _read_slice(
+        self,
+        engine: str,
+        pdf_path: Path,
+        page_count: int,
+        part: tuple[int, int],
+        pages: dict[int, PageResult],
+        versions: list[str],
+        left: list[int],
+    ) -> None:
+        """Read pages [start, stop). When PDFium kills the process on a page, that page is left to
+        the workers (they fail it alone) and the rest of the slice is read again, up to
+        MAX_DEATHS deaths a file; any other failure leaves the slice's pages to the workers."""
+        loop = asyncio.get_running_loop()
+        todo = [part]
+        while todo:
+            start, stop = todo.pop()
+            try:
+                read, version = await loop.run_in_executor(
+                    self._pool, read_text_pages, engine, str(pdf_path), page_count, start, stop
+                )
+            except OcrProcessDiedError as exc:
+                page = exc.context.get("page")
+                if isinstance(page, int) and start < page <= stop and len(left) < MAX_DEATHS:
+                    left.append(page)
+                    todo += [r for r in ((start, page - 1), (page, stop)) if r[0] < r[1]]
+                    continue
+                log.info("text_pass_pages_left", pages=f"{start + 1}-{stop}", error_code=exc.code)
+                continue
+            except OCRError as exc:  # over a limit: the workers read these pages, and say why
+                log.info("text_pass_pages_left", pages=f"{start + 1}-{stop}", error_code=exc.code)
+                continue
+            versions.append(version)
+            pages.update((result.page_number, result) for result in read if result is not None)
+
+    @property
+    def _processes(self) -> int:
+        assert self._pool is not None
+        return self._pool.processes
+
+    def pages_to_ocr(self) -> None:
+        """Say that a file being planned has pages to OCR (on_pages_to_ocr)."""
+        if self.on_pages_to_ocr is not None:
+            self.on_pages_to_ocr()
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(stop_ocr_pool, pool)
