@@ -35,6 +35,7 @@ from app.models.ocr_chunk import (
     ChunkStatus,
     DocumentOCRChunk,
     DocumentOCRChunkCreate,
+    PlannedChunk,
 )
 from app.models.roles import MatterRole
 
@@ -48,7 +49,8 @@ def chunk_payload(chunk: ChunkRange, matter_id: UUID | None = None) -> dict[str,
         "input_storage_path": chunk.input_storage_path,
         "input_checksum": chunk.input_checksum,
     }
-    if chunk.result_storage_path is not None:  # read at planning: created completed (ocr_start_document)
+    if isinstance(chunk, PlannedChunk) and chunk.result_storage_path is not None:
+        # read at planning: created completed (ocr_start_document)
         payload["result_storage_path"] = chunk.result_storage_path
         payload["result_checksum"] = chunk.result_checksum
     if matter_id is not None:

@@ -63,22 +63,31 @@ class ChunkRange(CamelModel):
     page_end: PageNumber
     input_storage_path: StoragePath | None = None
     input_checksum: Sha256Hex | None = None
-    # A chunk the planner read itself (its pages' text layers): its stored result. Its row is
-    # created completed; it never goes on the queue.
-    result_storage_path: StoragePath | None = None
-    result_checksum: Sha256Hex | None = None
 
     @model_validator(mode="after")
     def _range(self) -> Self:
         if self.page_end < self.page_start:
             raise ValueError(f"page_end ({self.page_end}) is before page_start ({self.page_start})")
-        if (self.result_storage_path is None) != (self.result_checksum is None):
-            raise ValueError("a chunk read at planning needs both its result's path and its checksum")
         return self
 
     @property
     def page_count(self) -> int:
         return self.page_end - self.page_start + 1
+
+
+class PlannedChunk(ChunkRange):
+    """A chunk as start_document creates it: the range, and for a chunk the planner read itself
+    (its pages' text layers), its stored result. Such a row is created completed and never goes
+    on the queue."""
+
+    result_storage_path: StoragePath | None = None
+    result_checksum: Sha256Hex | None = None
+
+    @model_validator(mode="after")
+    def _read(self) -> Self:
+        if (self.result_storage_path is None) != (self.result_checksum is None):
+            raise ValueError("a chunk read at planning needs both its result's path and its checksum")
+        return self
 
 
 class DocumentOCRChunkCreate(ChunkRange):

@@ -30,6 +30,7 @@ from app.models.ocr_chunk import (
     DocumentOCRChunk,
     DocumentOCRChunkCreate,
     DocumentOCRChunkUpdate,
+    PlannedChunk,
     is_valid_transition,
 )
 from app.services.document_operations import DocumentOperations
@@ -89,23 +90,28 @@ class OCRChunkService(DocumentOperations):
         return created
 
     async def start_document(
-        self, document_id: IdLike, chunks: Sequence[ChunkRange | dict[str, object]]
+        self, document_id: IdLike, chunks: Sequence[PlannedChunk | ChunkRange | dict[str, object]]
     ) -> list[DocumentOCRChunk]:
-        """Create a pending document's chunks and move it to processing in one atomic step.
+        """Create a pending document's chunks and move it to processing in one atomic step; a
+        chunk that names its stored result (read at planning) is created completed.
 
         Any number of concurrent calls for one document: one succeeds, the
         others raise OCRAlreadyStartedError and change nothing.
         """
-        doc_id, ranges = await self._checked_ranges(document_id, chunks)
+        doc_id, ranges = await self._checked_ranges(document_id, chunks, PlannedChunk)
         created = await self.repository.start_document(doc_id, ranges, self.settings.ocr_max_attempts)
         log.info("document_chunks_created", document_id=str(doc_id), chunks=len(created))
         return created
 
     async def _checked_ranges(
-        self, document_id: IdLike, chunks: Sequence[ChunkRange | dict[str, object]]
+        self,
+        document_id: IdLike,
+        chunks: Sequence[ChunkRange | dict[str, object]],
+        model: type[ChunkRange] = ChunkRange,
     ) -> tuple[UUID, list[ChunkRange]]:
         doc_id = as_uuid(document_id, "document_id")
-        ranges = [validated(ChunkRange, c) for c in chunks]
+        # a plain ChunkRange given to start_document is a PlannedChunk without a result
+        ranges = [validated(model, c.model_dump() if isinstance(c, ChunkRange) else c) for c in chunks]
         if not ranges:
             raise InvalidInputError("a document needs at least one chunk")
         check_ranges(await self.get_document(doc_id), ranges)

@@ -40,7 +40,7 @@ from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
 from app.engines.specs import engine_spec
 from app.models.document import Document, DocumentCreate, DocumentStatus
-from app.models.ocr_chunk import ChunkRange, ChunkStatus, DocumentOCRChunk
+from app.models.ocr_chunk import ChunkStatus, DocumentOCRChunk, PlannedChunk
 from app.models.results import ChunkResult
 from app.pdf.inspect import PdfInfo, inspect_pdf
 from app.pdf.plan import PageRange, plan_with_read_pages
@@ -215,8 +215,8 @@ async def _cut_and_upload(
     chunk_pages: int | None,
     workers: int,
     uploaded: list[str],
-) -> list[ChunkRange]:
-    ranges: list[ChunkRange] = []
+) -> list[PlannedChunk]:
+    ranges: list[PlannedChunk] = []
     plan_id = secrets.token_hex(4)  # this start's own input objects (see chunk_input_path)
     read_flags = [number in read.pages for number in range(1, info.page_count + 1)]
     planned = plan_with_read_pages(
@@ -235,7 +235,7 @@ async def _cut_and_upload(
             )
             uploaded.append(stored.path)
             piece_path.unlink()
-            chunk = ChunkRange(
+            chunk = PlannedChunk(
                 chunk_index=page_range.chunk_index,
                 page_start=page_range.page_start,
                 page_end=page_range.page_end,
@@ -251,11 +251,11 @@ async def _cut_and_upload(
 async def _store_read_result(
     store: BlobStore,
     target: _Target,
-    chunk: ChunkRange,
+    chunk: PlannedChunk,
     page_range: PageRange,
     read: ReadPages,
     uploaded: list[str],
-) -> ChunkRange:
+) -> PlannedChunk:
     """Store a read chunk's result where a worker would have (its path names the input's
     checksum, so a worker asked to redo it finds it), and name it on the chunk."""
     result = ChunkResult(
