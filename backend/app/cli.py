@@ -25,6 +25,7 @@ from app.engines.registry import available_engines
 from app.engines.specs import engine_spec
 from app.local.exit_codes import ExitCode
 from app.local.workers import WorkerProcesses, run_log_path, worker_env
+from app.pdf.text_marks import may_have_text
 
 ENGINES = available_engines()
 _LANG_HELP = (
@@ -193,7 +194,11 @@ def _early_workers(settings: Settings, args: argparse.Namespace) -> WorkerProces
     its start-up (about a second) then overlaps ours and the planning."""
     if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
         return None  # embedded servers: their URLs exist only once they are started
-    if settings.read_text_at_planning and engine_spec(args.engine or settings.ocr_engine).reads_text_layer:
+    if (
+        settings.read_text_at_planning
+        and engine_spec(args.engine or settings.ocr_engine).reads_text_layer
+        and any(may_have_text(pdf) for pdf in args.pdfs)
+    ):
         return None  # started once planning finds a page to OCR: a born-digital file needs none
     update = {
         "ocr_engine": args.engine or settings.ocr_engine,

@@ -72,7 +72,7 @@ async def run_pdfs(
     workers = _Workers(ocr_processes, env, run_log_path(stack.settings.data_dir), processes)
     if not stack.reader.reads(engine):  # workers start (imports, OCR processes) while the PDFs are cut
         workers.ensure()
-    else:  # the text pass's processes start while the first PDF is inspected
+    elif workers.processes is None:  # the text pass's processes start while the first PDF is inspected
         stack.reader.start(warm=True)
     stack.reader.on_pages_to_ocr = workers.ensure  # as soon as the text pass finds one
     matter = await cli_matter(stack, matter_id)

@@ -47,6 +47,7 @@ from app.pdf.errors import (
     TooManyPagesError,
 )
 from app.pdf.source import is_truncated, missing_page_reasons, missing_pages, readable_source
+from app.pdf.text_marks import TEXT_MARKS
 
 if TYPE_CHECKING:  # repair.py imports pypdf (slow to import), needed only for a damaged file
     from app.pdf.repair import RepairReport
@@ -270,14 +271,9 @@ def _ranges(numbers: range | tuple[int, ...]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
-# Where a text layer is written: a font (every text object names one), or a compressed object
-# stream, which could hide one.
-_TEXT_MARKS = (b"/Font", b"/ObjStm")
-
-
 def _digest(path: Path) -> tuple[str, bool]:
-    """The file's SHA-256, and whether it may hold text (False: no byte of it names a font or
-    an object stream, so no page has a text layer; a scanner's image-only file)."""
+    """The file's SHA-256, and whether it may hold text (text_marks.may_have_text, in the same
+    reading)."""
     digest = hashlib.sha256()
     may_have_text = False
     tail = b""
@@ -286,6 +282,6 @@ def _digest(path: Path) -> tuple[str, bool]:
             digest.update(block)
             if not may_have_text:
                 window = tail + block
-                may_have_text = any(mark in window for mark in _TEXT_MARKS)
+                may_have_text = any(mark in window for mark in TEXT_MARKS)
                 tail = block[-8:]
     return digest.hexdigest(), may_have_text
