@@ -42,3 +42,24 @@ async def test_a_born_digital_upload_answers_completed_and_its_result_is_there(
     assert result.status_code == 200
     assert [p["text"].split() for p in result.json()["pages"]] == [t.split() for t in texts]
     assert {p["source"] for p in result.json()["pages"]} == {"text-layer"}
+
+
+async def test_a_registered_document_started_later_is_read_when_it_starts(
+    client: httpx.AsyncClient, arq_redis: ArqRedis, pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    matter = await make_matter(pool, "A")
+    user: UUID = await make_user(pool, matter)
+    texts = make_born_digital_pdf(tmp_path / "later.pdf", pages=9, seed=62)
+    created = await upload(client, user, matter, tmp_path / "later.pdf", start="false", engine="text-layer")
+    assert (created.json()["chunks"], created.json()["document"]["ocrStatus"]) == (0, "pending")
+    document_id = created.json()["document"]["id"]
+
+    started = await client.post(f"/documents/{document_id}/ocr", headers=bearer(user))
+
+    assert started.status_code == 202, started.text
+    assert started.json()["document"]["ocrStatus"] == "completed"
+    assert await arq_redis.zcard("chunk-ocr:queue") == 0
+    again = await client.post(f"/documents/{document_id}/ocr", headers=bearer(user))
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "ocr_already_started")
+    result = await client.get(f"/documents/{document_id}/ocr/result", headers=bearer(user))
+    assert [p["text"].split() for p in result.json()["pages"]] == [t.split() for t in texts]
