@@ -108,6 +108,18 @@ async def _survivors(tree: list[psutil.Process]) -> list[psutil.Process]:
         await asyncio.sleep(0.05)
 
 
+def _exit_code(process: subprocess.Popen[bytes], within: float) -> int | str:
+    """The process's exit code, or (killed then) what it was doing when it did not exit in time:
+    the assertion shows it beside the worker's log."""
+    try:
+        return process.wait(timeout=within)
+    except subprocess.TimeoutExpired:
+        tree = _describe(psutil.Process(process.pid).children(recursive=True))
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        return f"still running {within} s after SIGTERM, with {tree}"
+
+
 async def _started(process: subprocess.Popen[bytes], log: Path) -> bool:
     """True once the worker logged worker_started: its OCR processes exist and are warmed up."""
     text = await asyncio.to_thread(log.read_text)
@@ -170,7 +182,7 @@ async def test_sigterm_of_an_idle_worker_leaves_none_of_its_processes(
         assert _ocr_processes(worker.pid, tree) == OCR_PROCESSES, _describe(tree)
 
         worker.send_signal(signal.SIGTERM)
-        assert worker.wait(timeout=20) == 0, (tmp_path / f"{name}.log").read_text()
+        assert _exit_code(worker, 20) == 0, (tmp_path / f"{name}.log").read_text()
 
         left = await _survivors(tree)
         assert not left, f"run {run}: alive {GONE_WITHIN} s after the worker exited: {_describe(left)}"
