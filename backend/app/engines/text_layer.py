@@ -23,11 +23,15 @@ class TextLayerEngine:
                 try:
                     page = load_page(document, index, number)
                     try:
-                        text = page_text(page, number)
+                        results.append(read_page(page, number))
                     finally:
                         page.close()
                 except (OCRError, MemoryError) as exc:  # the page cannot be read: the others can
                     results.append(failed_page(number, exc, "text-layer"))
-                    continue
-                results.append(PageResult(number, text, 1.0, "text-layer"))
         return results
+
+
+def read_page(page: pdfium.PdfPage, number: int) -> PageResult:
+    """The page's text layer and the text of its notes and fields, as the page's result (also the
+    planner's reading of a text-layer document, app.engines.text_pass)."""
+    return PageResult(number, page_text(page, number), 1.0, "text-layer")

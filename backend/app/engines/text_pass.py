@@ -22,12 +22,12 @@ from contextlib import contextmanager, suppress
 import pypdfium2 as pdfium
 
 from app.core.errors import OCRError
-from app.engines._pages import load_page, page_text
+from app.engines._pages import load_page
 from app.engines.auto import text_layer_page
 from app.engines.base import PageResult
 from app.engines.errors import PageRenderError
 from app.engines.specs import engine_spec
-from app.engines.text_layer import TextLayerEngine
+from app.engines.text_layer import TextLayerEngine, read_page
 
 MIN_SLICE_PAGES = 250  # below this a second process costs more than it saves
 BYTES_PER_OPEN = 16 * 1024 * 1024
@@ -101,7 +101,7 @@ def _read(document: pdfium.PdfDocument, index: int, engine_name: str) -> PageRes
         page = load_page(document, index, number)
         try:
             if engine_name == "text-layer":
-                return PageResult(number, page_text(page, number), 1.0, "text-layer")
+                return read_page(page, number)
             return text_layer_page(page, number)
         finally:
             page.close()

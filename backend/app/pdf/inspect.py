@@ -47,7 +47,7 @@ from app.pdf.errors import (
     TooManyPagesError,
 )
 from app.pdf.source import is_truncated, missing_page_reasons, missing_pages, readable_source
-from app.pdf.text_marks import TEXT_MARKS
+from app.pdf.text_marks import may_have_text
 
 if TYPE_CHECKING:  # repair.py imports pypdf (slow to import), needed only for a damaged file
     from app.pdf.repair import RepairReport
@@ -121,8 +121,9 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
             warnings.append(_missing_warning(damage, page_count))
     lost = tuple(item.page for item in damage if item.lost)
     repaired = tuple(item.page for item in damage if not item.lost)
-    sha256, may_have_text = _digest(path)
-    info = PdfInfo(path, page_count, sha256, size, tuple(warnings), lost, repaired, damage, may_have_text)
+    info = PdfInfo(
+        path, page_count, _sha256(path), size, tuple(warnings), lost, repaired, damage, may_have_text(path)
+    )
     log.debug(
         "pdf_inspected",
         path=str(path),
@@ -271,17 +272,9 @@ def _ranges(numbers: range | tuple[int, ...]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
-def _digest(path: Path) -> tuple[str, bool]:
-    """The file's SHA-256, and whether it may hold text (text_marks.may_have_text, in the same
-    reading)."""
+def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    may_have_text = False
-    tail = b""
     with path.open("rb") as handle:
         while block := handle.read(1 << 20):
             digest.update(block)
-            if not may_have_text:
-                window = tail + block
-                may_have_text = any(mark in window for mark in TEXT_MARKS)
-                tail = block[-8:]
-    return digest.hexdigest(), may_have_text
+    return digest.hexdigest()

@@ -111,7 +111,10 @@ class OCRChunkService(DocumentOperations):
     ) -> tuple[UUID, list[ChunkRange]]:
         doc_id = as_uuid(document_id, "document_id")
         # a plain ChunkRange given to start_document is a PlannedChunk without a result
-        ranges = [validated(model, c.model_dump() if isinstance(c, ChunkRange) else c) for c in chunks]
+        ranges = [
+            validated(model, c.model_dump() if isinstance(c, ChunkRange) and not isinstance(c, model) else c)
+            for c in chunks
+        ]
         if not ranges:
             raise InvalidInputError("a document needs at least one chunk")
         check_ranges(await self.get_document(doc_id), ranges)

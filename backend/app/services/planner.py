@@ -122,7 +122,8 @@ async def start_document(
     except BaseException:
         await _undo(service, store, document, uploaded)
         raise
-    document = await _queue_or_merge(service, store, queue, document, chunks) if plan else document
+    if plan:
+        await _queue_or_merge(service, store, queue, document, chunks)
     log.info(
         "document_started" if plan else "document_registered",
         document_id=str(document_id),
@@ -174,7 +175,7 @@ async def plan_document(
         except BaseException:
             await _undo(service, store, None, uploaded)  # only what this start uploaded
             raise
-    document = await _queue_or_merge(service, store, queue, document, chunks)
+    await _queue_or_merge(service, store, queue, document, chunks)
     log.info("document_planned", document_id=str(document.id), chunks=len(chunks))
     return StartedDocument(document, chunks, info)
 
@@ -288,13 +289,13 @@ async def _queue_or_merge(
     queue: JobQueue,
     document: Document,
     chunks: list[DocumentOCRChunk],
-) -> Document:
+) -> None:
     """Queue the chunks left to OCR; with none left, merge the document here. A merge that fails
     is left to a worker: its finalize job (and, if Redis is down, the sweep) merges it."""
     pending = [c for c in chunks if c.status is ChunkStatus.PENDING]
     if pending:
         await enqueue_next_attempts(queue, pending)
-        return document
+        return
     threshold = service.settings.ocr_low_confidence_threshold
     try:
         await rebuild_merged(service, store, queue, document, low_confidence_threshold=threshold)
@@ -304,7 +305,6 @@ async def _queue_or_merge(
         )
         with contextlib.suppress(OCRError):
             await queue.enqueue_finalize(document.id)
-    return document
 
 
 async def _undo(
