@@ -51,8 +51,9 @@ DENSE_LINES = 54  # 10 points on 12.5 of leading fill 9.4 of the page's 11 inche
 
 def make_dense_scan_pdf(path: Path, pages: int, seed: int = 0) -> list[str]:
     """An image-only PDF of `pages` clean, dense prose pages at 300 DPI (about 4,500 characters a
-    page, two to three times the degraded scan's), stored losslessly: the kind of page where
-    tesseract's own time is almost all there is. Returns each page's text as laid out."""
+    page, two to three times the degraded scan's), stored as Pillow stores a gray page in a PDF
+    (JPEG at its default quality, 75): the kind of page where tesseract's own time is almost all
+    there is. Returns each page's text as laid out."""
     texts, images = [], []
     for index in range(pages):
         rng = random.Random(seed * 100_003 + index)

@@ -17,6 +17,7 @@ from app.core.errors import OCRError
 from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
 from app.engines._limits import PageMeter, current_limits, memory_error
+from app.engines._scan_image import ScanPages, scan_image
 from app.engines.base import PageResult, PageSource
 from app.engines.errors import PageLostError, PageRenderError, PageTooLargeError, is_page_failure
 from app.pdf.lost import PlaceholderPages, placeholder_pages
@@ -45,6 +46,9 @@ _meters: dict[int, PageMeter] = {}
 # Documents (by id) that may hold placeholder pages: only chunks of a repaired file do.
 _placeholders: dict[int, PlaceholderPages] = {}
 
+# Which pages of each open document are bare scans (_scan_image), read on first use.
+_scans: dict[int, ScanPages] = {}
+
 
 @contextmanager
 def open_pdf(pdf_bytes: bytes) -> Iterator[pdfium.PdfDocument]:
@@ -61,11 +65,13 @@ def open_pdf(pdf_bytes: bytes) -> Iterator[pdfium.PdfDocument]:
         _meters[id(document)] = PageMeter(pdf_bytes, limit)
     if (placeholders := placeholder_pages(pdf_bytes)) is not None:
         _placeholders[id(document)] = placeholders
+    _scans[id(document)] = ScanPages(pdf_bytes)
     try:
         yield document
     finally:
         _meters.pop(id(document), None)
         _placeholders.pop(id(document), None)
+        _scans.pop(id(document), None)
         document.close()
 
 
@@ -185,6 +191,17 @@ def render_gray(page: pdfium.PdfPage, page_number: int, dpi: int = RENDER_DPI) -
             f"page {page_number} renders to {image.width}x{image.height} pixels", page=page_number
         )
     return image if image.mode == "L" else image.convert("L")
+
+
+def page_image(
+    document: pdfium.PdfDocument, page: pdfium.PdfPage, index: int, page_number: int, dpi: int
+) -> Image.Image:
+    """The page (at index in document) as an 8-bit grayscale image at dpi: a bare scan's own image
+    (_scan_image) when it is one, else rendered."""
+    scans = _scans.get(id(document))
+    if scans is not None and scans.is_bare(index) and (image := scan_image(page, dpi)) is not None:
+        return image
+    return render_gray(page, page_number, dpi)
 
 
 def failed_page(page_number: int, error: OCRError | MemoryError, source: PageSource = "ocr") -> PageResult:

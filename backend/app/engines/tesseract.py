@@ -51,8 +51,8 @@ from app.engines._pages import (
     is_empty,
     load_page,
     open_pdf,
+    page_image,
     render_dpi,
-    render_gray,
 )
 from app.engines._tesseract_exec import (
     TsvWord,
@@ -280,7 +280,7 @@ def _render(document: pdfium.PdfDocument, index: int, number: int, scratch: Path
             if is_empty(page):  # nothing drawn: nothing for tesseract, but a field may hold text
                 return PageResult(number, undrawn, 1.0 if undrawn else 0.0, "ocr")
             dpi = render_dpi(page, number)
-            image = render_gray(page, number, dpi)
+            image = page_image(document, page, index, number, dpi)
         finally:
             page.close()
         lines = _measure(image, number, dpi)

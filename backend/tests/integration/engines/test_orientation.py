@@ -10,12 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pypdfium2 as pdfium
 import pytest
 from pypdf import PdfReader, PdfWriter
 
 from app.engines._orientation import MIN_SKEW
-from app.engines._pages import render_gray
+from app.engines._pages import open_pdf, page_image
 from app.engines._tesseract_exec import run_tesseract, words_to_text
 from app.engines.base import PageResult
 from app.engines.tesseract import TesseractEngine
@@ -87,9 +86,10 @@ def test_word_boxes_are_in_pixels_of_the_upright_page(same_text: tuple[Posed, li
         assert all(w.bbox[2] - w.bbox[0] > w.bbox[3] - w.bbox[1] for w in long_words)
 
 
-def test_upright_pages_read_exactly_as_tesseract_reads_the_render(tmp_path: Path) -> None:
+def test_upright_pages_read_exactly_as_tesseract_reads_the_page(tmp_path: Path) -> None:
     """A landscape page, a nearly empty one and a page within half a degree of level are not
-    turned or straightened: the text is what tesseract reads from the page as rendered."""
+    turned or straightened: the text is what tesseract reads from the page as it is shown (its
+    render, or a bare scan's own image)."""
     for posed in (
         orientation.landscape(tmp_path),
         orientation.near_empty(tmp_path),
@@ -99,9 +99,11 @@ def test_upright_pages_read_exactly_as_tesseract_reads_the_render(tmp_path: Path
         data = posed.fixture.path.read_bytes()
         (page,) = TesseractEngine().recognize(data, 1)
         assert (page.rotation, page.skew) == (0, 0.0), posed.fixture.name
-        document = pdfium.PdfDocument(data)
-        image = tmp_path / "render.tif"
-        render_gray(document[0], 1).save(image, dpi=(300, 300))
+        image = tmp_path / "page.tif"
+        with open_pdf(data) as document:
+            shown = document[0]
+            page_image(document, shown, 0, 1, 300).save(image, dpi=(300, 300))
+            shown.close()
         (words,) = run_tesseract([image])
         assert not isinstance(words, Exception)
         assert page.text == words_to_text(words), posed.fixture.name
