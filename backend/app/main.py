@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.api.errors import install_error_handlers
-from app.api.routes import documents, health, pages, uploads
+from app.api.routes import documents, health, metrics, pages, uploads
 from app.api.uploads import UploadSlots
 from app.core.config import Settings, get_settings
 from app.core.logging import configure_logging
@@ -40,6 +40,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(uploads.router)
     app.include_router(documents.router)
     app.include_router(health.router)
+    app.include_router(metrics.router)
     app.include_router(pages.router)
     return app
 

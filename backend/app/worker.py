@@ -30,6 +30,7 @@ from app.core.config import Settings, get_settings
 from app.core.errors import ConfigurationError, OCRError
 from app.core.health import DependencyHealth
 from app.core.logging import configure_logging, get_logger
+from app.metrics import MetricsServer, start_metrics_server
 from app.services.queue import (
     FINALIZE_DOCUMENT_JOB,
     HEALTH_CHECK_KEY,
@@ -46,6 +47,7 @@ from app.worker_loop import ChunkOcrWorker, adopt_running_worker
 log = get_logger(__name__)
 
 SETTINGS = "settings"  # the ctx key of the Settings the worker was built with
+METRICS_SERVER = "metrics_server"  # the ctx key of the /metrics server, when WORKER_METRICS_PORT is set
 
 
 async def startup(ctx: dict[str, Any]) -> None:
@@ -61,6 +63,22 @@ async def startup(ctx: dict[str, Any]) -> None:
     health = ctx.get("health") or DependencyHealth()
     runtime = await build_runtime(settings, ArqJobQueue(ctx["redis"]), health=health)
     ctx["runtime"] = runtime
+    if settings.worker_metrics_port is not None:
+        try:
+            server = start_metrics_server(
+                runtime.service.metrics.registry, settings.worker_metrics_host, settings.worker_metrics_port
+            )
+        except ConfigurationError:
+            del ctx["runtime"]
+            await runtime.close()
+            raise
+        ctx[METRICS_SERVER] = server
+        log.info(
+            "worker_metrics_listening",
+            worker_id=runtime.processor.worker_id,
+            host=settings.worker_metrics_host,
+            port=server.port,
+        )
     log.info(
         "worker_started",
         worker_id=runtime.processor.worker_id,
@@ -71,9 +89,14 @@ async def startup(ctx: dict[str, Any]) -> None:
 
 async def shutdown(ctx: dict[str, Any]) -> None:
     runtime: Runtime | None = ctx.get("runtime")
-    if runtime is not None:
-        await runtime.close()
-        log.info("worker_stopped", worker_id=runtime.processor.worker_id)
+    server: MetricsServer | None = ctx.pop(METRICS_SERVER, None)
+    try:
+        if runtime is not None:
+            await runtime.close()
+            log.info("worker_stopped", worker_id=runtime.processor.worker_id)
+    finally:
+        if server is not None:
+            await server.close()
 
 
 async def process_chunk(ctx: dict[str, Any], chunk_id: str) -> str:

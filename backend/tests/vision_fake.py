@@ -10,12 +10,18 @@ a handler's choice:
   bounding box as normalized vertices (0..1 of the page as displayed, crop box and /Rotate
   applied) in the order the word reads (vertex 0 is its top-left as read, so a word lying
   sideways has its vertices turned); the page's width and height in points.
+
+The server records every request's arrival (time.monotonic(), pages, the caller's address: one
+per client channel, so one per engine process), how many requests and pages were in flight at
+once, and answers RESOURCE_EXHAUSTED, as Google does over quota, to the arrivals it is told to
+(`exhaust`, numbered from 1 in order of arrival), recording when it did.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from contextlib import contextmanager
@@ -246,39 +252,68 @@ def _normalized(points: list[tuple[float, float]]) -> vision_v1.BoundingPoly:
     )
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """One request as the server received it."""
+
+    number: int  # 1 for the first request the server received
+    at: float  # time.monotonic() on arrival
+    pages: int
+    peer: str  # the client's address: one per channel
+    exhausted_at: float | None = None  # answered RESOURCE_EXHAUSTED at this time.monotonic()
+
+
 @dataclass
 class VisionServer:
     """The server's state: its handler, the requests it was sent, how many ran at once."""
 
     handler: Handler = echo_pages
     requests: list[vision_v1.BatchAnnotateFilesRequest] = field(default_factory=list)
+    arrivals: list[Arrival] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
+    in_flight_pages: int = 0
+    max_in_flight_pages: int = 0
+    delay: float = 0.05  # seconds each request takes, long enough for concurrent ones to overlap
+    exhaust: set[int] = field(default_factory=set)  # arrival numbers answered RESOURCE_EXHAUSTED
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
 
     def batch_annotate_files(
         self, raw: vision_v1.BatchAnnotateFilesRequest, context: grpc.ServicerContext
     ) -> vision_v1.BatchAnnotateFilesResponse:
+        pages = sum(len(r.pages) for r in raw.requests)
         with self.lock:
+            arrived = time.monotonic()
             self.requests.append(raw)
+            number = len(self.requests)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.in_flight_pages += pages
+            self.max_in_flight_pages = max(self.max_in_flight_pages, self.in_flight_pages)
+        exhausted_at = None
         try:
-            threading.Event().wait(0.05)  # long enough for concurrent requests to overlap
+            threading.Event().wait(self.delay)
             try:
+                if number in self.exhaust:
+                    raise Abort(grpc.StatusCode.RESOURCE_EXHAUSTED)
                 return self.handler(raw)
             except Abort as abort:  # as the service answers: a gRPC status, no response
+                if abort.status is grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    exhausted_at = time.monotonic()
                 context.abort(abort.status, f"{abort.status.name} from the test server")
                 raise
         finally:
             with self.lock:
                 self.in_flight -= 1
+                self.in_flight_pages -= pages
+                self.arrivals.append(Arrival(number, arrived, pages, context.peer(), exhausted_at))
 
 
 @contextmanager
-def serve_vision() -> Iterator[VisionServer]:
-    """The ImageAnnotator service on a free loopback port, for the length of the block."""
+def serve_vision(threads: int = 8) -> Iterator[VisionServer]:
+    """The ImageAnnotator service on a free loopback port, for the length of the block, answering
+    up to `threads` requests at once."""
     state = VisionServer()
 
     def dispatch(
@@ -296,7 +331,7 @@ def serve_vision() -> Iterator[VisionServer]:
             )
         },
     )
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads))
     server.add_generic_rpc_handlers((handler,))
     state.port = server.add_insecure_port("127.0.0.1:0")
     server.start()

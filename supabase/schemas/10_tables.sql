@@ -11,6 +11,8 @@
 --   20_triggers.sql   updated_at, the status state machine, the chunk's engine and language
 --   30_functions.sql  the lease protocol and every other ocr_* function the service calls
 --   40_access.sql     row level security, grants, the storage bucket
+--   50_autoscaling.sql  the autoscaler's demand (ocr_scaling_demand) and its role
+--   60_realtime_progress.sql  progress broadcast to document:{id} (Realtime) and who receives it
 --
 -- Supabase provides auth.users, auth.uid(), storage.buckets and the roles anon,
 -- authenticated and service_role; on a plain PostgreSQL the test suite creates them

@@ -97,6 +97,9 @@ class Settings(BaseSettings):
     worker_max_jobs: Annotated[int, Field(ge=1, le=1000)] | None = None  # None: OCR processes + 1
     worker_grace_seconds: Annotated[int, Field(ge=0, le=3600)] = 60  # SIGTERM: wait for running chunks
     chunk_job_timeout_seconds: Annotated[int, Field(ge=10)] = 3600
+    # Each worker process serves /metrics on this port (0: a free port, logged); None: not served.
+    worker_metrics_port: Annotated[int, Field(ge=0, le=65535)] | None = None
+    worker_metrics_host: Annotated[str, Field(min_length=1)] = "0.0.0.0"
 
     storage_backend: StorageBackend | None = None  # default: supabase when its keys are set
     local_storage_dir: Path = Field(default_factory=lambda: _default_data_dir() / "storage")
@@ -109,6 +112,17 @@ class Settings(BaseSettings):
     google_vision_insecure: bool = False  # plaintext gRPC without credentials: a local stand-in (tests)
     google_vision_max_concurrency: Annotated[int, Field(ge=1)] = 4  # requests in flight per chunk
     google_vision_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 120.0  # per request
+    # One Vision quota for the fleet, kept in Redis (docs/VISION_QUOTA.md). Defaults: Google's
+    # published per-project quotas (requests, and text detection pages, per minute).
+    google_vision_requests_per_minute: Annotated[int, Field(ge=1)] = 1800
+    google_vision_pages_per_minute: Annotated[int, Field(ge=5)] = 1800  # 5: one full request
+    google_vision_pages_in_flight: Annotated[int, Field(ge=5)] = 500  # fleet-wide, sent and unanswered
+    google_vision_quota_window_seconds: Annotated[float, Field(gt=0, le=60, allow_inf_nan=False)] = 60.0
+    google_vision_quota_max_wait_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 600.0
+    # After a RESOURCE_EXHAUSTED (429): the fleet waits base * 2^(strikes - 1), capped.
+    google_vision_backoff_base_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 2.0
+    google_vision_backoff_cap_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 64.0
+    google_vision_quota_project: str = ""  # the Cloud project whose quota it is; "": default
 
     # HTTP API
     max_upload_bytes: Annotated[int, Field(ge=1)] = 200 * 1024 * 1024

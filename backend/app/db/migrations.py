@@ -81,8 +81,8 @@ async def migrate(
     """Apply pending migrations in version order; return the ones applied now.
 
     ``plain_postgres`` first creates stand-ins for what Supabase provides
-    (roles, auth.uid(), storage.buckets), for a database that is not a
-    Supabase project: the embedded server, tests, a laptop's PostgreSQL.
+    (roles, auth.uid(), storage.buckets, realtime.messages and realtime.send), for a
+    database that is not a Supabase project: the embedded server, tests, a laptop's PostgreSQL.
     """
     migrations = discover(directory or default_migrations_dir())
     try:
@@ -97,7 +97,8 @@ async def migrate(
                 await conn.execute("select pg_advisory_xact_lock($1)", _ADVISORY_LOCK_KEY)
                 await conn.execute(PLAIN_POSTGRES_BOOTSTRAP.read_text(encoding="utf-8"))
         missing = await conn.fetchval(
-            "select string_agg(n, ', ') from unnest(array['auth.users', 'storage.buckets']) as n"
+            "select string_agg(n, ', ')"
+            " from unnest(array['auth.users', 'storage.buckets', 'realtime.messages']) as n"
             " where to_regclass(n) is null"
         )
         if missing:

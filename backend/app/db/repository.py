@@ -37,6 +37,7 @@ from app.models.ocr_chunk import (
     DocumentOCRChunkCreate,
     PlannedChunk,
 )
+from app.models.queue import QueueSnapshot
 from app.models.roles import MatterRole
 
 
@@ -466,6 +467,18 @@ class ChunkRepository:
             {"p_limit": limit, "p_overdue_seconds": overdue_seconds},
             DocumentOCRChunk,
         )
+
+    async def queue_snapshot(self, overdue_seconds: float) -> QueueSnapshot:
+        """The live queue's counts and the oldest due chunk's age (ocr_queue_metrics)."""
+        rows = await self.connector.rows("ocr_queue_metrics", {"p_overdue_seconds": overdue_seconds})
+        if len(rows) != 1:
+            raise RepositoryError(f"ocr_queue_metrics returned {len(rows)} rows, expected 1")
+        try:
+            return QueueSnapshot.model_validate(dict(rows[0]))
+        except ValidationError as exc:
+            raise RepositoryError(
+                f"ocr_queue_metrics returned a row that is not a QueueSnapshot: {exc}"
+            ) from exc
 
     async def progress(self, document_id: UUID) -> ChunkProgress:
         rows = await self.connector.rows("ocr_chunk_progress", {"p_document_id": document_id})

@@ -50,6 +50,14 @@ class TesseractTimeoutError(EngineError):
     retryable = True
 
 
+class VisionQuotaWaitError(EngineError):
+    """A Vision request waited for the fleet's quota (its rate, its pages in flight, a back-off
+    after a 429) longer than GOOGLE_VISION_QUOTA_MAX_WAIT_SECONDS. Retryable: the quota frees."""
+
+    code = "vision_quota_wait"
+    retryable = True
+
+
 class OcrProcessDiedError(EngineError):
     """The OCR process running the chunk died (killed, or aborted by PDFium on a failed allocation).
 

@@ -10,6 +10,14 @@ same way: a retryable one fails the attempt, a permanent one fails that page
 alone (the chunk completes with it recorded as failed). Client-side retries are
 off: the lease protocol decides when to retry.
 
+Every request first takes a permit of the fleet's Vision quota (vision_quota.py:
+requests and pages per minute, pages in flight, kept in Redis for every worker), waiting
+for it rather than failing; it gives the permit back once answered. A RESOURCE_EXHAUSTED
+answer (the whole call's, or a page's) backs the whole fleet off and the request is sent again
+once the back-off is over, within GOOGLE_VISION_QUOTA_MAX_WAIT_SECONDS
+(docs/VISION_QUOTA.md). An engine built without a quota (quota=None) sends at once and
+raises on RESOURCE_EXHAUSTED like any retryable status.
+
 Each page's words come with boxes in the geometry tesseract's have (pixels at
 300 DPI of the page turned upright; _vision_words.py): the page's size as
 displayed is read from the chunk's PDF, and its turn from the way Vision's
@@ -20,13 +28,16 @@ or the platform's default credentials); the options are Settings fields
 (app.core.config, validated at start-up), passed in by the registry through
 from_settings: GOOGLE_VISION_ENDPOINT to talk to another endpoint, with
 GOOGLE_VISION_INSECURE=1 for a plaintext local one (tests); and
-GOOGLE_VISION_MAX_CONCURRENCY (4), GOOGLE_VISION_TIMEOUT_SECONDS (120).
+GOOGLE_VISION_MAX_CONCURRENCY (4), GOOGLE_VISION_TIMEOUT_SECONDS (120); the quota's are
+listed in docs/VISION_QUOTA.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from importlib.metadata import version as package_version
+from typing import Any
 
 import grpc
 import pypdfium2 as pdfium
@@ -48,6 +59,7 @@ from app.engines.base import PageResult
 from app.engines.errors import EngineError, EngineUnavailableError, PageRenderError
 from app.engines.specs import ENGINE_SPECS
 from app.engines.vision_languages import vision_language_hints
+from app.engines.vision_quota import QuotaSession, VisionQuota
 from app.pdf._pdfium import PDFIUM_LOCK
 from app.pdf.lost import placeholder_pages
 
@@ -92,6 +104,7 @@ class GoogleVisionEngine:
         max_concurrency: int,
         timeout_seconds: float,
         language_hints: tuple[str, ...] = (),
+        quota: VisionQuota | None = None,
     ) -> None:
         if not endpoint:
             raise ConfigurationError("google-vision needs an endpoint (GOOGLE_VISION_ENDPOINT)")
@@ -108,6 +121,7 @@ class GoogleVisionEngine:
         self.max_concurrency = max_concurrency
         self.timeout_seconds = timeout_seconds
         self.language_hints = language_hints  # BCP-47; none: Vision detects the language
+        self.quota = quota  # the fleet's; None: no limit but max_concurrency
         if not self.insecure:
             self._check_credentials()
 
@@ -121,6 +135,7 @@ class GoogleVisionEngine:
             max_concurrency=settings.google_vision_max_concurrency,
             timeout_seconds=settings.google_vision_timeout_seconds,
             language_hints=vision_language_hints(language),
+            quota=VisionQuota.from_settings(settings),
         )
 
     @staticmethod
@@ -158,28 +173,63 @@ class GoogleVisionEngine:
         client = self._client()
         limit = asyncio.Semaphore(self.max_concurrency)
 
-        async def annotate(pages: list[int]) -> list[PageResult]:
+        async def annotate(pages: list[int], quota: QuotaSession | None) -> list[PageResult]:
             request = vision_v1.AnnotateFileRequest(
                 input_config=vision_v1.InputConfig(content=pdf_bytes, mime_type="application/pdf"),
                 features=[vision_v1.Feature(type_=vision_v1.Feature.Type.DOCUMENT_TEXT_DETECTION)],
                 pages=pages,
                 image_context=vision_v1.ImageContext(language_hints=list(self.language_hints)),
             )
+            first = first_page_number + pages[0] - 1
             async with limit:
-                try:
-                    response = await client.batch_annotate_files(
-                        requests=[request], retry=None, timeout=self.timeout_seconds
-                    )
-                except google_errors.GoogleAPICallError as exc:
-                    status = exc.grpc_status_code or grpc.StatusCode.UNKNOWN
-                    raise VisionError(f"Vision {status.name}: {exc.message}", status) from None
-            return _pages(response, pages, first_page_number, sizes)
+                if quota is None:
+                    return _pages(await self._send(client, request), pages, first_page_number, sizes)
+                deadline = quota.deadline()
+                while True:  # sent again after each RESOURCE_EXHAUSTED, once the fleet's back-off ends
+                    permit = await quota.acquire(len(pages), deadline, first_page=first)
+                    try:
+                        response = await self._send(client, request)
+                        return _pages(response, pages, first_page_number, sizes)
+                    except VisionError as error:
+                        if error.status is not grpc.StatusCode.RESOURCE_EXHAUSTED:
+                            raise
+                        await quota.exhausted(permit, first_page=first)
+                    finally:
+                        await quota.release(permit)
 
         try:
-            results = await asyncio.gather(*(annotate(b) for b in batches))
+            if self.quota is None:
+                results = await _all_or_none([annotate(b, None) for b in batches])
+            else:
+                async with self.quota.session() as session:
+                    results = await _all_or_none([annotate(b, session) for b in batches])
         finally:
             await client.transport.close()  # type: ignore[no-untyped-call]
         return _with_lost_pages([page for batch in results for page in batch], pdf_bytes, first_page_number)
+
+    async def _send(
+        self, client: ImageAnnotatorAsyncClient, request: vision_v1.AnnotateFileRequest
+    ) -> vision_v1.BatchAnnotateFilesResponse:
+        try:
+            return await client.batch_annotate_files(
+                requests=[request], retry=None, timeout=self.timeout_seconds
+            )
+        except google_errors.GoogleAPICallError as exc:
+            status = exc.grpc_status_code or grpc.StatusCode.UNKNOWN
+            raise VisionError(f"Vision {status.name}: {exc.message}", status) from None
+
+
+async def _all_or_none(calls: list[Coroutine[Any, Any, list[PageResult]]]) -> list[list[PageResult]]:
+    """Every call's result; on the first error, the others are cancelled and waited for (so each
+    gives its quota permit back while the session is open) before the error is raised."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _with_lost_pages(pages: list[PageResult], pdf_bytes: bytes, first_page_number: int) -> list[PageResult]:

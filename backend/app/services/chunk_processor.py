@@ -40,6 +40,7 @@ from app.core.logging import get_logger
 from app.engines.base import PageResult
 from app.engines.errors import EngineUnavailableError, OcrProcessDiedError, UnknownEngineError
 from app.engines.pool import recognize_in_process
+from app.metrics import ChunkMetrics
 from app.models.limits import WORKER_ID_MAX
 from app.models.ocr_chunk import ChunkLease, ChunkStatus, DocumentOCRChunk
 from app.models.results import ChunkResult
@@ -117,6 +118,11 @@ class ChunkProcessor:
         choice (ocr_claim_next_chunk: fewest chunks in flight per matter, then per document), not
         arq's first-in-first-out order: a small document is not queued behind a large one.
         """
+        outcome = await self._process(chunk_id)
+        self.metrics.job_done(outcome.value)
+        return outcome
+
+    async def _process(self, chunk_id: str) -> ChunkOutcome:
         try:
             chunk = await self._with_database(self._claimer(), deadline=time.monotonic() + self._threshold)
         except RepositoryUnavailableError as exc:
@@ -142,6 +148,7 @@ class ChunkProcessor:
             outcome = await self._with_heartbeat(lease, lambda: self._run(chunk, lease))
         except LeaseLostError:
             bound.warning("chunk_lease_lost", duration_ms=_ms(started))
+            self.metrics.lease_lost(LeaseLostError.code)
             return ChunkOutcome.LEASE_LOST
         except RepositoryUnavailableError as exc:
             bound.warning("chunk_unrecorded", error=str(exc), duration_ms=_ms(started))
@@ -158,6 +165,8 @@ class ChunkProcessor:
             )
             return await self._fail(lease, error, bound)
         bound.info("chunk_done", outcome=outcome.value, pages=chunk.page_count, duration_ms=_ms(started))
+        if outcome is ChunkOutcome.COMPLETED:  # a reused result ran no OCR: not an engine's duration
+            self.metrics.chunk_read(chunk.engine, time.perf_counter() - started)
         await self._after_complete(chunk)
         return outcome
 
@@ -240,6 +249,7 @@ class ChunkProcessor:
             pages, engine_version = await self._recognize_pages(chunk, pdf)
         except UnknownEngineError as exc:
             raise EngineUnavailableError(f"worker {self.worker_id} cannot run this engine: {exc}") from None
+        self.metrics.pages_read(chunk.engine, time.perf_counter() - ocr_started, len(pages))
         # One event per engine run: how often OCR really ran (tests count these).
         log.info(
             "chunk_ocr",
@@ -417,6 +427,7 @@ class ChunkProcessor:
                 deadline=lease.valid_until(self._threshold),
             )
         except LeaseLostError:
+            self.metrics.lease_lost(error.code)  # lost while recording this failure
             return ChunkOutcome.LEASE_LOST
         except RepositoryUnavailableError as exc:  # the sweep will time the attempt out instead
             bound.warning("chunk_failure_unrecorded", error=str(exc))
@@ -438,6 +449,10 @@ class ChunkProcessor:
                 await self.service.refresh_document_status(chunk.document_id)
         except OCRError as exc:  # the sweep finds documents ready to merge and enqueues them
             log.warning("finalize_not_enqueued", document_id=str(chunk.document_id), error=str(exc))
+
+    @property
+    def metrics(self) -> ChunkMetrics:
+        return self.service.metrics
 
     @property
     def _threshold(self) -> float:

@@ -21,6 +21,7 @@ from app.core.errors import (
 )
 from app.core.logging import get_logger
 from app.db.repository import ChunkRepository
+from app.metrics import ChunkMetrics
 from app.models.limits import ERROR_MESSAGE_MAX
 from app.models.ocr_chunk import (
     ChunkLease,
@@ -33,6 +34,7 @@ from app.models.ocr_chunk import (
     PlannedChunk,
     is_valid_transition,
 )
+from app.models.queue import QueueSnapshot
 from app.services.document_operations import DocumentOperations
 from app.services.validation import (
     IdLike,
@@ -52,9 +54,12 @@ class OCRChunkService(DocumentOperations):
     """Chunks and their lease protocol; documents, matters and the merge lease come from
     DocumentOperations (one object for callers, two modules for readers)."""
 
-    def __init__(self, repository: ChunkRepository, settings: Settings) -> None:
+    def __init__(
+        self, repository: ChunkRepository, settings: Settings, metrics: ChunkMetrics | None = None
+    ) -> None:
         self.repository = repository
         self.settings = settings
+        self.metrics = metrics or ChunkMetrics()  # what this process counts (served at /metrics)
 
     async def close(self) -> None:
         await self.repository.close()
@@ -296,6 +301,7 @@ class OCRChunkService(DocumentOperations):
         swept = await self.repository.sweep_stale(
             self.settings.stale_chunk_threshold_seconds, as_uuid(chunk_id, "chunk_id")
         )
+        self.metrics.swept(len(swept))
         return swept[0] if swept else None
 
     async def sweep_stale_chunks(self) -> list[DocumentOCRChunk]:
@@ -308,6 +314,7 @@ class OCRChunkService(DocumentOperations):
                 attempt=chunk.attempt_count,
                 worker_id=chunk.worker_id,
             )
+        self.metrics.swept(len(swept))
         return swept
 
     async def retry_failed_chunks(
@@ -334,6 +341,7 @@ class OCRChunkService(DocumentOperations):
                 attempt=chunk.attempt_count,
                 next_attempt_at=chunk.next_attempt_at.isoformat(),
             )
+        self.metrics.retried(retried)
         return retried
 
     async def get_due_pending_chunks(
@@ -341,6 +349,11 @@ class OCRChunkService(DocumentOperations):
     ) -> list[DocumentOCRChunk]:
         """Pending chunks due (by database time) at least overdue_seconds ago, oldest first."""
         return await self.repository.due_pending(limit, overdue_seconds)
+
+    async def queue_snapshot(self) -> QueueSnapshot:
+        """The live queue's counts now; overdue means due for longer than the stale threshold (the
+        sweep's rescue threshold), docs/METRICS.md."""
+        return await self.repository.queue_snapshot(self.settings.stale_chunk_threshold_seconds)
 
 
 # -- one service per process ----------------------------------------------------

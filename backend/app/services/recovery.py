@@ -13,7 +13,7 @@ from uuid import UUID
 from app.core.logging import get_logger
 from app.models.ocr_chunk import DocumentOCRChunk
 from app.services.ocr_chunk_service import OCRChunkService
-from app.services.queue import JobQueue, enqueue_next_attempts
+from app.services.queue import FINALIZE_DOCUMENT_JOB, PROCESS_CHUNK_JOB, JobQueue, enqueue_next_attempts
 
 log = get_logger(__name__)
 
@@ -60,6 +60,8 @@ async def sweep(service: OCRChunkService, queue: JobQueue, *, limit: int = 1000)
     for document in await service.get_documents_ready_to_merge():
         finalize += await queue.rescue_finalize(document.id, generation)
     report = SweepReport(len(stale), len(retried), enqueued, finalize)
+    service.metrics.enqueued_again(PROCESS_CHUNK_JOB, enqueued)
+    service.metrics.enqueued_again(FINALIZE_DOCUMENT_JOB, finalize)
     if stale or retried or enqueued or finalize:
         log.info(
             "sweep",

@@ -15,6 +15,7 @@ should give; SCANS names the tesseract language each one is to be read in:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -84,5 +85,15 @@ def _scan(path: Path, sentences: Sequence[str], pages: int, note: str) -> Fixtur
     texts = page_texts(sentences, pages)
     images = [render_scan(text) for text in texts]
     path.parent.mkdir(parents=True, exist_ok=True)
-    images[0].save(path, "PDF", resolution=DPI, save_all=True, append_images=images[1:])
+    # Fixed dates: Pillow writes the time of the save, and the fixture is compared byte for byte.
+    fixed = time.gmtime(0)
+    images[0].save(
+        path,
+        "PDF",
+        resolution=DPI,
+        save_all=True,
+        append_images=images[1:],
+        creationDate=fixed,
+        modDate=fixed,
+    )
     return Fixture(path.stem, path, tuple(wrapped(text) for text in texts), note)

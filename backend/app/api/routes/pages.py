@@ -1,18 +1,35 @@
-"""The reference progress page: static HTML and JavaScript, no build step."""
+"""The reference progress page: static HTML and JavaScript, no build step, and the one library it
+loads (supabase-js, for Realtime), shipped with it."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Header, Response, status
 from fastapi.responses import HTMLResponse
 
 router = APIRouter(tags=["pages"])
-_PAGE = (Path(__file__).resolve().parent.parent / "static" / "progress.html").read_text(encoding="utf-8")
+_STATIC = Path(__file__).resolve().parent.parent / "static"
+_PAGE = (_STATIC / "progress.html").read_text(encoding="utf-8")
+# supabase-js's browser bundle (static/vendor/supabase-js/README.md says which version).
+_SUPABASE_JS = (_STATIC / "vendor" / "supabase-js" / "supabase.js").read_bytes()
+_SUPABASE_JS_ETAG = '"' + hashlib.sha256(_SUPABASE_JS).hexdigest()[:32] + '"'
 
 
 @router.get("/ui/documents/{document_id}", response_class=HTMLResponse, include_in_schema=False)
 async def progress_page(document_id: str) -> HTMLResponse:
     """The page reads the document id from its URL and the bearer token from the URL fragment
-    (#token=...) or localStorage; it never sends the token anywhere but the API."""
+    (#token=...) or localStorage; it never sends the token anywhere but the API and, when given
+    the project's URL and anon key (#supabaseUrl=...&anonKey=...), Supabase Realtime."""
     return HTMLResponse(_PAGE, headers={"Cache-Control": "no-cache"})
+
+
+@router.get("/ui/vendor/supabase-js/supabase.js", include_in_schema=False)
+async def supabase_js(if_none_match: Annotated[str | None, Header()] = None) -> Response:
+    """The bundle the page loads to join its Realtime channel; revalidated by ETag."""
+    headers = {"ETag": _SUPABASE_JS_ETAG, "Cache-Control": "public, max-age=3600"}
+    if if_none_match is not None and _SUPABASE_JS_ETAG in {t.strip() for t in if_none_match.split(",")}:
+        return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
+    return Response(_SUPABASE_JS, media_type="text/javascript", headers=headers)
