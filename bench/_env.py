@@ -60,6 +60,21 @@ def median_of(repeat: int, run: Callable[[], float], *, warmup: int = 0) -> floa
     return statistics.median(run() for _ in range(repeat))
 
 
+def medians_interleaved(repeat: int, runs: list[Callable[[], float]], *, warmup: int = 0) -> list[float]:
+    """The median of each run's `repeat` timings, the runs taken in turn (one of each, then the
+    next round) after `warmup` untimed rounds: a machine that slows down for a while (a busy
+    neighbour) slows every side of a round alike, so the ratios hold where medians taken one
+    side after the other would not."""
+    for _ in range(warmup):
+        for run in runs:
+            run()
+    timings: list[list[float]] = [[] for _ in runs]
+    for _ in range(repeat):
+        for timing, run in zip(timings, runs, strict=True):
+            timing.append(run())
+    return [statistics.median(timing) for timing in timings]
+
+
 def ocrmypdf_command() -> list[str]:
     """ocrmypdf as the lock file pins it: the `bench` dependency group, which `uv sync` (`make
     python-deps`) installs with the rest of the dev group, so nothing is installed while a

@@ -1,7 +1,8 @@
 """Scanned pages: `chunk-ocr run --engine tesseract --ocr-processes 2` beside
 `ocrmypdf --jobs 2 --output-type none --sidecar` and beside the limit, on the same
 generated 300 DPI scan. Also the character error rate of both against the known text.
-Each side runs `--warmup` times untimed first.
+The three are timed in turn, round after round (`--warmup` untimed rounds first), so a machine
+that slows down for a while slows all three alike; each figure is the median of its rounds.
 
 Two files (--kind): `degraded`, 8-point prose through a simulated economy scanner (skew,
 blur, noise, JPEG), and `dense`, clean 10-point prose filling each page (about 4,500
@@ -28,7 +29,16 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 
-from bench._env import HEADER, NAME_WIDTH, chunk_ocr, median_of, ocrmypdf_command, row, services, timed
+from bench._env import (
+    HEADER,
+    NAME_WIDTH,
+    chunk_ocr,
+    medians_interleaved,
+    ocrmypdf_command,
+    row,
+    services,
+    timed,
+)
 from bench._samples import make_degraded_scan_pdf, make_dense_scan_pdf
 from tests.pdf_factories import cer
 
@@ -81,46 +91,22 @@ async def main(pages: int, repeat: int, warmup: int = 1, kind: str = "degraded")
     texts = KINDS[kind](pdf, pages, seed=2026)
     reference = "\n".join(texts)
     ocrmypdf = ocrmypdf_command()
-    async with services() as env:
-        ours = median_of(
-            repeat,
-            lambda: timed(
-                chunk_ocr(
-                    "run",
-                    str(pdf),
-                    "--out",
-                    str(work / "ours"),
-                    "--engine",
-                    "tesseract",
-                    "--ocr-processes",
-                    "2",
-                ),
-                env,
-            ),
-            warmup=warmup,
-        )
-        sidecar = work / "ocrmypdf.txt"
-        theirs = median_of(
-            repeat,
-            lambda: timed(
-                [
-                    *ocrmypdf,
-                    "--jobs",
-                    "2",
-                    "--output-type",
-                    "none",
-                    "--sidecar",
-                    str(sidecar),
-                    "--force-ocr",
-                    str(pdf),
-                    "-",
-                ],
-            ),
-            warmup=warmup,
-        )
+    sidecar = work / "ocrmypdf.txt"
+    ours_command = chunk_ocr(
+        "run", str(pdf), "--out", str(work / "ours"), "--engine", "tesseract", "--ocr-processes", "2"
+    )
+    theirs_command = [
+        *ocrmypdf,
+        *("--jobs", "2", "--output-type", "none", "--sidecar", str(sidecar), "--force-ocr", str(pdf), "-"),
+    ]
     images = _render(pdf, work)
     try:
-        limit = median_of(repeat, lambda: _limit(images), warmup=warmup)
+        async with services() as env:
+            ours, theirs, limit = medians_interleaved(
+                repeat,
+                [lambda: timed(ours_command, env), lambda: timed(theirs_command), lambda: _limit(images)],
+                warmup=warmup,
+            )
     finally:
         shutil.rmtree(images[0].parent, ignore_errors=True)
     name = "scanned" if kind == "degraded" else kind
