@@ -33,7 +33,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "memory": ([], ["--chunks", "4", "--pages", "40"]),
     "progress": ([], ["--pollers", "4", "--seconds", "1"]),
     "split": ([], ["--pages", "40", "--repeat", "1"]),
-    "fleet": ([], ["--workers", "1", "2", "--chunks-per-worker", "12", "--latency", "0.2"]),
+    "fleet": ([], ["--workers", "1", "--chunks-per-worker", "8", "--latency", "0.2"]),
 }
 
 

@@ -65,7 +65,7 @@ class LocalLedger:
 
     async def exhausted(self, sent_at: int, shorten: float) -> BackoffSet:
         limits, now = self._limits, _now_ms()
-        if sent_at < self._backoff_set_at:
+        if sent_at <= self._backoff_set_at:  # granted before the back-off began, or in its millisecond
             return BackoffSet(max(self._backoff_until - now, 0), self._strikes, escalated=False)
         cap = round(limits.backoff_cap_seconds * 1000)
         if now > self._backoff_until + cap:

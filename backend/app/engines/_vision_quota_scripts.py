@@ -167,7 +167,9 @@ redis.call('HINCRBY', KEYS[2], 'exhausted', 1)
 local state = redis.call('HMGET', KEYS[1], 'until', 'set_at', 'strikes')
 local backoff_until = tonumber(state[1] or '0')
 local set_at, strikes = tonumber(state[2] or '0'), tonumber(state[3] or '0')
-if sent_at < set_at then return {math.max(backoff_until - now, 0), strikes, 0} end
+-- Granted no later than the back-off began (in its millisecond too: once it is set, nothing is
+-- granted until it ends), so part of the episode it began with: it does not lengthen it.
+if sent_at <= set_at then return {math.max(backoff_until - now, 0), strikes, 0} end
 if now > backoff_until + cap then strikes = 0 end
 strikes = strikes + 1
 local delay = math.floor(math.min(cap, base * 2 ^ (strikes - 1)) * (1 - shorten))
