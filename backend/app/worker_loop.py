@@ -34,7 +34,7 @@ from arq.constants import in_progress_key_prefix
 from arq.worker import Worker
 
 from app.core.backoff import Backoff
-from app.core.errors import OCRError
+from app.core.errors import OCRError, QueueUnavailableError
 from app.core.health import DependencyHealth
 from app.core.logging import get_logger
 from app.services.queue import REDIS_UNAVAILABLE, ArqJobQueue
@@ -46,11 +46,15 @@ REDIS = "redis"
 DATABASE = "database"
 # The Redis client itself retries each call for about 4 s; this only spaces the polls that follow.
 _OUTAGE_BACKOFF = Backoff(base=0.2, cap=2.0)
+# What a Redis outage raises in the worker: redis-py's and arq's own errors, and ours where the
+# worker's calls go through ArqJobQueue (which translates them).
+_OUTAGE: tuple[type[BaseException], ...] = (*REDIS_UNAVAILABLE, QueueUnavailableError)
 
 
 class ChunkOcrWorker(Worker):
     health: DependencyHealth
     _redis_failures: int
+    _asked_redis: bool
     _unfinished: set[str]  # jobs whose start or finish Redis failed: their in-progress keys linger
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -60,6 +64,7 @@ class ChunkOcrWorker(Worker):
     def _init_outage_state(self) -> None:
         self.health = DependencyHealth()
         self._redis_failures = 0
+        self._asked_redis = False
         self._unfinished = set()
         self.ctx["health"] = self.health  # the start-up hook hands it to the runtime
 
@@ -79,15 +84,21 @@ class ChunkOcrWorker(Worker):
             try:
                 await super().main()  # start-up hook, then the poll loop
                 return
-            except REDIS_UNAVAILABLE as exc:  # Redis went away during start-up itself
+            except _OUTAGE as exc:  # Redis went away during start-up itself
                 await self._redis_down(exc)
 
     async def _poll_iteration(self) -> None:
+        # Whether this iteration asks Redis anything: for jobs when a slot is free, and the health
+        # record when it is due (record_health sets it). One that asks nothing (every slot taken)
+        # is no news of Redis: it must not count as Redis back during an outage.
+        self._asked_redis = self.allow_pick_jobs and self.job_counter < self.max_jobs
         try:
             await super()._poll_iteration()
-        except REDIS_UNAVAILABLE as exc:
+        except _OUTAGE as exc:
             await self._redis_down(exc)
         else:
+            if not self._asked_redis:
+                return
             self._redis_failures = 0
             if not self.health.is_up(REDIS):
                 self.health.restored(REDIS)
@@ -154,11 +165,14 @@ class ChunkOcrWorker(Worker):
 
     async def record_health(self) -> None:
         """arq's health record (its `--check` reads it), with our dependencies; engines and languages
-        advertised."""
+        advertised. Advertising goes through ArqJobQueue, whose Redis errors are QueueUnavailableError:
+        one in _OUTAGE, so an outage seen first here (a worker whose job slots are all taken asks
+        Redis nothing else) is waited out like any other, not the end of the worker."""
         now = time.time()
         if now - self._last_health_check < self.health_check_interval:
             return
         self._last_health_check = now
+        self._asked_redis = True
         runtime = self.ctx.get("runtime")
         if runtime is not None:
             await self._check_database(runtime)
