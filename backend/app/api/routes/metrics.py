@@ -20,6 +20,7 @@ from app.engines.vision_quota import VisionQuotaCounters, quota_scope, read_coun
 from app.metrics import QueueReading, VisionReading, exposition
 from app.metrics.exposition import CONTENT_TYPE_LATEST
 from app.models.queue import QueueSnapshot
+from app.services.composition import QueuedCore
 
 router = APIRouter(tags=["metrics"])
 log = get_logger(__name__)
@@ -31,18 +32,26 @@ QUEUE_READ_TIMEOUT_SECONDS = 5.0
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics(core: CoreDep) -> Response:
-    snapshot: QueueSnapshot | None = None
-    try:
-        async with asyncio.timeout(QUEUE_READ_TIMEOUT_SECONDS):
-            snapshot = await core.service.queue_snapshot()
-    except (OCRError, TimeoutError) as exc:
-        log.warning("metrics_queue_unread", error_code=getattr(exc, "code", "timeout"), error=str(exc))
     scope = quota_scope(core.settings)
-    vision: VisionQuotaCounters | None = None
-    try:
-        async with asyncio.timeout(QUEUE_READ_TIMEOUT_SECONDS):
-            vision = await read_counters(core.redis, scope)
-    except (RedisError, OSError, TimeoutError) as exc:
-        log.warning("metrics_vision_unread", error=f"{type(exc).__name__}: {exc}")
+    # Both sources at once: with the database and Redis both down a scrape takes one budget, not two.
+    snapshot, vision = await asyncio.gather(_queue(core), _vision(core, scope))
     body = exposition(core.service.metrics.registry, QueueReading(snapshot), VisionReading(scope, vision))
     return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+
+async def _queue(core: QueuedCore) -> QueueSnapshot | None:
+    try:
+        async with asyncio.timeout(QUEUE_READ_TIMEOUT_SECONDS):
+            return await core.service.queue_snapshot()
+    except (OCRError, TimeoutError) as exc:
+        log.warning("metrics_queue_unread", error_code=getattr(exc, "code", "timeout"), error=str(exc))
+        return None
+
+
+async def _vision(core: QueuedCore, scope: str) -> VisionQuotaCounters | None:
+    try:
+        async with asyncio.timeout(QUEUE_READ_TIMEOUT_SECONDS):
+            return await read_counters(core.redis, scope)
+    except (RedisError, OSError, TimeoutError) as exc:
+        log.warning("metrics_vision_unread", error=f"{type(exc).__name__}: {exc}")
+        return None
