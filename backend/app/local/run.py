@@ -154,6 +154,8 @@ async def _run(
         workers.ensure()
 
     finished = await _wait(stack, [s for _, s, _ in started], workers.processes, show_progress)
+    if workers.processes is not None:  # nothing left for it: it shuts down while the outputs are written
+        workers.processes.request_stop()
 
     await asyncio.to_thread(out_dir.mkdir, parents=True, exist_ok=True)
     for pdf, doc, t0 in started:

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.config import Settings
@@ -36,6 +36,7 @@ def worker_env(settings: Settings) -> dict[str, str]:
 class WorkerProcesses:
     processes: list[subprocess.Popen[bytes]]
     log_path: Path | None = None  # where the workers' log lines go (None: this process's stderr)
+    _signalled: set[int] = field(default_factory=set)  # pids sent SIGTERM once (a second one cancels jobs)
 
     @classmethod
     def start(cls, ocr_processes: int, env: dict[str, str], log_path: Path | None = None) -> WorkerProcesses:
@@ -75,11 +76,17 @@ class WorkerProcesses:
     def alive(self) -> int:
         return sum(1 for p in self.processes if p.poll() is None)
 
+    def request_stop(self) -> None:
+        """SIGTERM (finish running chunks) without waiting: the worker shuts down while the caller
+        goes on (writing its outputs); stop() then waits for it."""
+        for process in self.processes:
+            if process.poll() is None and process.pid not in self._signalled:
+                process.send_signal(signal.SIGTERM)
+                self._signalled.add(process.pid)
+
     def stop(self, grace_seconds: float = 30) -> None:
         """SIGTERM (finish running chunks), then SIGKILL whatever is left after the grace period."""
-        for process in self.processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
+        self.request_stop()
         deadline = time.monotonic() + grace_seconds
         for process in self.processes:
             try:

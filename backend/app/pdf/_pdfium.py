@@ -8,7 +8,6 @@ their own processes and need no lock.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import threading
 from collections.abc import Callable
 
@@ -17,7 +16,9 @@ PDFIUM_LOCK = threading.Lock()
 
 def _load_malloc_trim() -> Callable[[int], int] | None:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        # The C library the interpreter is linked with. Not ctypes.util.find_library("c"): that
+        # runs `ldconfig -p` (about 0.1 s) in every process that imports this, OCR processes too.
+        libc = ctypes.CDLL(None)
         trim: Callable[[int], int] = libc.malloc_trim
     except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
         return None
