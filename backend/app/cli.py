@@ -385,11 +385,6 @@ def _sample(args: argparse.Namespace) -> int:
 
 def _worker(settings: Settings) -> int:
     """The worker, on the services `submit` uses: with nothing configured, the embedded servers."""
-    from app.engines.pool import start_forkserver
-
-    # First: the OCR processes' server imports the engines while this process imports the worker
-    # and connects, instead of after (about 0.5 s sooner to the first page on two cores).
-    start_forkserver()
     if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
         from app.local.stack import embedded_notice, resolve_services
 

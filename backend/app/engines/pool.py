@@ -86,23 +86,15 @@ def make_ocr_pool(
     each process reads the environment's), and unless `limits` is given, where the limits come from.
     replaced_level: how loudly a dead process is logged (the planner's text pass expects them).
     """
-    start_forkserver()  # now and from this thread, not from the first submit's
+    # forkserver: children do not inherit the worker's event loop, sockets or locks. The server
+    # imports the engines once, so each OCR process starts from a warm copy of it.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_preload())
+    os.environ[WORKER_PID_ENV] = str(os.getpid())
+    forkserver.ensure_running()  # now and from this thread, not from the first submit's
     if limits is None:
         limits = limits_for(settings if settings is not None else get_settings())
     return OcrPool(processes or os.cpu_count() or 1, limits, settings, replaced_level=replaced_level)
-
-
-def start_forkserver() -> None:
-    """Start the OCR processes' forkserver, from this thread, unless it is running.
-
-    forkserver: children do not inherit the worker's event loop, sockets or locks. The server
-    imports the engines once (about half a second of CPU), so each OCR process starts from a
-    warm copy of it. `chunk-ocr worker` calls this before it imports the rest of itself, so the
-    server's imports run beside the worker's; make_ocr_pool then finds it running. Call it from
-    the thread that will make the pool (see make_ocr_pool)."""
-    multiprocessing.get_context("forkserver").set_forkserver_preload(_preload())
-    os.environ[WORKER_PID_ENV] = str(os.getpid())
-    forkserver.ensure_running()
 
 
 class OcrPool(Executor):

@@ -1,8 +1,8 @@
 """What a command or a worker spends before its first page and after its last one.
 
 The costs themselves are measured by `make bench` (bench.scanned); these tests hold the
-behaviour that removed them: no program run at import, the OCR processes' server started
-early and then used, one SIGTERM per worker, and the heap frozen before the interpreter exits.
+behaviour that removed them: no program run at import, the worker told to stop while `run`
+writes its outputs (one SIGTERM, not two), and the heap frozen before the interpreter exits.
 """
 
 from __future__ import annotations
@@ -13,9 +13,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import psutil
-
-from app.engines.pool import make_ocr_pool, start_forkserver, stop_ocr_pool
 from app.local.workers import WorkerProcesses
 
 BACKEND = Path(__file__).resolve().parents[2]
@@ -60,25 +57,6 @@ def test_malloc_trim_is_found_without_asking_ldconfig() -> None:
 
     assert _pdfium._MALLOC_TRIM is not None  # glibc here: the trim is there to call
     _pdfium.release_freed_memory()
-
-
-def _forkserver() -> psutil.Process:
-    (server,) = (
-        p for p in psutil.Process().children() if "multiprocessing.forkserver" in " ".join(p.cmdline())
-    )
-    return server
-
-
-def test_a_forkserver_started_early_is_the_one_the_pool_forks_from() -> None:
-    start_forkserver()
-    server = _forkserver()
-    pool = make_ocr_pool(2)
-    try:
-        parents = {pool.submit(os.getppid).result(timeout=60) for _ in range(4)}
-        assert _forkserver().pid == server.pid  # not started a second time
-        assert parents == {server.pid}
-    finally:
-        stop_ocr_pool(pool, timeout=30)
 
 
 def test_a_worker_asked_to_stop_early_gets_one_sigterm(tmp_path: Path) -> None:
