@@ -61,7 +61,7 @@ def _limit(images: list[Path]) -> float:
     """Two tesseract processes, each reading every other page from a list with its model loaded
     once: tesseract's own time on these pages, with both cores busy."""
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    lists = []
+    lists: list[Path] = []
     for half in (images[0::2], images[1::2]):
         if half:
             listing = half[0].parent / f"list-{len(lists)}.txt"

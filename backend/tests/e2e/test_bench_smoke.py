@@ -64,3 +64,32 @@ def test_unknown_benchmark_is_refused_in_one_line() -> None:
     assert done.returncode == 2
     assert "no benchmark named nosuch" in done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_scanned_profile_names_each_process_and_the_ocr_steps(
+    postgres_server_dsn: str, redis_url: str, arq_redis: object
+) -> None:
+    """bench.where samples a real one-page run with py-spy: the OCR processes' time is there,
+    most of it tesseract's."""
+    env = {**os.environ, "DATABASE_URL": postgres_server_dsn, "REDIS_URL": redis_url}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.where", "--pages", "1", "--rate", "100"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    counts = {
+        line[:18].strip(): int(line[18:25])
+        for line in lines
+        if line[:18].strip() in ("command", "worker", "forkserver", "OCR process")
+    }
+    assert counts == {"command": 1, "worker": 1, "forkserver": 1, "OCR process": 2}, done.stdout
+    steps = {line[2:40].strip(): float(line[40:49]) for line in lines if line.startswith("  ")}
+    assert steps.get("tesseract running", 0.0) > 0.0, done.stdout
