@@ -55,9 +55,7 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> float:
 def median_of(repeat: int, run: Callable[[], float], *, warmup: int = 0) -> float:
     """Median of `repeat` timed runs after `warmup` untimed ones (page cache, .pyc files, the
     tesseract model and the database's buffers warm for every side alike)."""
-    for _ in range(warmup):
-        run()
-    return statistics.median(run() for _ in range(repeat))
+    return medians_interleaved(repeat, [run], warmup=warmup)[0]
 
 
 def medians_interleaved(repeat: int, runs: list[Callable[[], float]], *, warmup: int = 0) -> list[float]:

@@ -85,6 +85,11 @@ def _limit(images: list[Path]) -> float:
 KINDS = {"degraded": make_degraded_scan_pdf, "dense": make_dense_scan_pdf}
 
 
+def ours_command(pdf: Path, out: Path) -> list[str]:
+    """The command this benchmark times (and bench.where profiles)."""
+    return chunk_ocr("run", str(pdf), "--out", str(out), "--engine", "tesseract", "--ocr-processes", "2")
+
+
 async def main(pages: int, repeat: int, warmup: int = 1, kind: str = "degraded") -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="chunk-ocr-bench-scan-"))
     pdf = work / "scan.pdf"
@@ -92,9 +97,7 @@ async def main(pages: int, repeat: int, warmup: int = 1, kind: str = "degraded")
     reference = "\n".join(texts)
     ocrmypdf = ocrmypdf_command()
     sidecar = work / "ocrmypdf.txt"
-    ours_command = chunk_ocr(
-        "run", str(pdf), "--out", str(work / "ours"), "--engine", "tesseract", "--ocr-processes", "2"
-    )
+    command = ours_command(pdf, work / "ours")
     theirs_command = [
         *ocrmypdf,
         *("--jobs", "2", "--output-type", "none", "--sidecar", str(sidecar), "--force-ocr", str(pdf), "-"),
@@ -104,7 +107,7 @@ async def main(pages: int, repeat: int, warmup: int = 1, kind: str = "degraded")
         async with services() as env:
             ours, theirs, limit = medians_interleaved(
                 repeat,
-                [lambda: timed(ours_command, env), lambda: timed(theirs_command), lambda: _limit(images)],
+                [lambda: timed(command, env), lambda: timed(theirs_command), lambda: _limit(images)],
                 warmup=warmup,
             )
     finally:

@@ -22,8 +22,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench._env import chunk_ocr, services
-from bench.scanned import KINDS
+from bench._env import services
+from bench.scanned import KINDS, ours_command
 
 # What a process is, by a frame only that kind of process has (first match wins).
 ROLES = (
@@ -105,9 +105,7 @@ async def main(kind: str, pages: int, rate: int) -> list[str]:
     pdf = work / "scan.pdf"
     KINDS[kind](pdf, pages, seed=2026)
     raw = work / "profile.txt"
-    command = chunk_ocr(
-        "run", str(pdf), "--out", str(work / "out"), "--engine", "tesseract", "--ocr-processes", "2"
-    )
+    command = ours_command(pdf, work / "out")
     async with services() as env:
         done = subprocess.run(
             [
