@@ -22,6 +22,7 @@ from uuid import UUID
 from app.core.config import Settings, load_settings
 from app.core.errors import OCRError
 from app.core.logging import configure_logging
+from app.engines.forkserver import start_forkserver
 from app.engines.registry import available_engines
 from app.engines.specs import engine_spec
 from app.local.exit_codes import ExitCode
@@ -191,16 +192,19 @@ def _outputs(value: str) -> tuple[str, ...]:
 
 
 def _early_workers(settings: Settings, args: argparse.Namespace) -> WorkerProcesses | None:
-    """With the services already running, start the worker before this process imports the rest:
-    its start-up (about a second) then overlaps ours and the planning."""
-    if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
-        return None  # embedded servers: their URLs exist only once they are started
+    """Start now what the first page waits for, before this process imports the rest, so that
+    its start-up overlaps ours: the forkserver of the planner's text pass when a file may have a
+    text layer to read (a born-digital file needs no worker), else, with the services already
+    running, the worker (about a second)."""
     if (
         settings.read_text_at_planning
         and engine_spec(args.engine or settings.ocr_engine).reads_text_layer
         and any(may_have_text(pdf) for pdf in args.pdfs)
     ):
-        return None  # started once planning finds a page to OCR: a born-digital file needs none
+        start_forkserver()  # the worker starts once planning finds a page to OCR
+        return None
+    if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
+        return None  # embedded servers: their URLs exist only once they are started
     update = {
         "ocr_engine": args.engine or settings.ocr_engine,
         "ocr_language": args.language,

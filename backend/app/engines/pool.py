@@ -24,7 +24,6 @@ import multiprocessing
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -37,17 +36,17 @@ from multiprocessing.connection import wait
 from multiprocessing.context import ForkServerProcess
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from app.core.config import Settings, get_settings
 from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
-from app.engines._lifetime import WORKER_PID_ENV, arm_ocr_process
+from app.engines._lifetime import arm_ocr_process
 from app.engines._limits import Limits, memory_error, set_limits
 from app.engines._pages import marker_record, track_task, without_pages
 from app.engines.base import PageResult
 from app.engines.errors import OcrProcessDiedError
+from app.engines.forkserver import start_forkserver
 from app.engines.registry import get_engine, use_settings
 
 log = get_logger(__name__)
@@ -88,10 +87,7 @@ def make_ocr_pool(
     """
     # forkserver: children do not inherit the worker's event loop, sockets or locks. The server
     # imports the engines once, so each OCR process starts from a warm copy of it.
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(_preload())
-    os.environ[WORKER_PID_ENV] = str(os.getpid())
-    forkserver.ensure_running()  # now and from this thread, not from the first submit's
+    start_forkserver()  # now and from this thread, not from the first submit's
     if limits is None:
         limits = limits_for(settings if settings is not None else get_settings())
     return OcrPool(processes or os.cpu_count() or 1, limits, settings, replaced_level=replaced_level)
@@ -318,31 +314,6 @@ def _stop_forkserver() -> None:
     stop = getattr(forkserver._forkserver, "_stop", None)
     if stop is not None:
         stop()
-
-
-def _preload() -> list[str]:
-    """Modules the forkserver imports once, so that every OCR process forked from it has them.
-
-    Besides the engines: what the parent's main module imports. multiprocessing runs the main
-    module again in each child (`chunk-ocr worker` is `python -m app.cli`, or the chunk-ocr
-    script), and each OCR process imported the CLI's settings and logging from scratch, a cost
-    py-spy showed at every start. The module itself is left out: run again by name while it is
-    already imported, runpy warns.
-    """
-    # _forkserver_init first: it arms the server before anything else runs there.
-    modules = [
-        "app.engines._forkserver_init",
-        "app.engines.pool",
-        "app.engines.tesseract",
-        "app.engines.auto",
-        "pypdf",  # the page meter (_limits.py) reads chunks with it
-    ]
-    main = sys.modules.get("__main__")
-    for value in vars(main).values() if main is not None else ():
-        name = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
-        if isinstance(name, str) and name not in modules and name not in ("__main__", "builtins"):
-            modules.append(name)
-    return modules
 
 
 def warm_up(engine_name: str, language: str = DEFAULT_LANGUAGE) -> str:

@@ -115,3 +115,42 @@ def test_the_command_freezes_its_heap_before_the_interpreter_exits(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-2:] == ["0", "True"]
     assert (tmp_path / "page.pdf").is_file()
+
+
+def test_run_on_a_file_with_text_starts_the_text_pass_forkserver_before_importing_the_planner(
+    tmp_path: Path,
+) -> None:
+    """The forkserver imports the engines while the command imports the planner and connects:
+    two cores at once, not one after the other (about a fifth of a born-digital run)."""
+    from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
+
+    make_born_digital_pdf(tmp_path / "born.pdf", 3, seed=1)
+    make_scanned_pdf(tmp_path / "scan.pdf", 1, seed=1)
+    done = _python(
+        """
+        import sys
+        import psutil
+        from app.cli import _early_workers, _parser
+        from app.core.config import load_settings
+        from app.engines.forkserver import preload
+
+        def servers():
+            return [
+                p for p in psutil.Process().children()
+                if "multiprocessing.forkserver" in " ".join(p.cmdline())
+            ]
+
+        settings = load_settings(database_url=None, redis_url=None)  # embedded: no early worker
+        scan = _parser().parse_args(["run", "scan.pdf"])
+        scan.language = "eng"
+        print("scan", _early_workers(settings, scan), len(servers()))
+        born = _parser().parse_args(["run", "born.pdf", "--engine", "auto"])
+        born.language = "eng"
+        print("born", _early_workers(settings, born), len(servers()))
+        print("imported", [m for m in ("app.engines.pool", "app.local.run") if m in sys.modules])
+        print("preload", "app.engines.pool" in preload())
+        """,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["scan None 0", "born None 1", "imported []", "preload True"]
