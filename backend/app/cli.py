@@ -24,10 +24,7 @@ from app.core.errors import OCRError
 from app.core.logging import configure_logging
 from app.engines.forkserver import start_forkserver
 from app.engines.registry import available_engines
-from app.engines.specs import engine_spec
 from app.local.exit_codes import ExitCode
-from app.local.workers import WorkerProcesses, run_log_path, worker_env
-from app.pdf.text_marks import may_have_text
 
 ENGINES = available_engines()
 _LANG_HELP = (
@@ -191,52 +188,23 @@ def _outputs(value: str) -> tuple[str, ...]:
     return chosen
 
 
-def _early_workers(settings: Settings, args: argparse.Namespace) -> WorkerProcesses | None:
-    """Start now what the first page waits for, before this process imports the rest, so that
-    its start-up overlaps ours: the forkserver of the planner's text pass when a file may have a
-    text layer to read (a born-digital file needs no worker), else, with the services already
-    running, the worker (about a second)."""
-    if (
-        settings.read_text_at_planning
-        and engine_spec(args.engine or settings.ocr_engine).reads_text_layer
-        and any(may_have_text(pdf) for pdf in args.pdfs)
-    ):
-        start_forkserver()  # the worker starts once planning finds a page to OCR
-        return None
-    if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
-        return None  # embedded servers: their URLs exist only once they are started
-    update = {
-        "ocr_engine": args.engine or settings.ocr_engine,
-        "ocr_language": args.language,
-        "searchable_pdf": "pdf" in args.outputs,
-    }
-    return WorkerProcesses.start(
-        args.ocr_processes, worker_env(settings.model_copy(update=update)), run_log_path(settings.data_dir)
-    )
-
-
 async def _run(settings: Settings, args: argparse.Namespace, started: float) -> int:
-    # The worker first: the engine check imports PDFium and PIL and runs tesseract, and the
-    # worker's start-up is what the first page waits for.
-    processes = _early_workers(settings, args)
-    try:
-        engine = _usable_engine(args.engine or settings.ocr_engine, args.language)
-        from app.local.run import print_report, run_pdfs
-        from app.local.stack import open_stack
+    # The forkserver first, before this process imports the rest: the OCR processes (and the
+    # planner's text pass) are forked from it, and its imports run on the other core meanwhile.
+    start_forkserver()
+    engine = _usable_engine(args.engine or settings.ocr_engine, args.language)
+    from app.local.run import print_report, run_pdfs
+    from app.local.stack import open_stack
 
-        stack = await open_stack(
-            settings.model_copy(
-                update={
-                    "ocr_engine": engine,
-                    "ocr_language": args.language,
-                    "searchable_pdf": "pdf" in args.outputs,
-                }
-            )
+    stack = await open_stack(
+        settings.model_copy(
+            update={
+                "ocr_engine": engine,
+                "ocr_language": args.language,
+                "searchable_pdf": "pdf" in args.outputs,
+            }
         )
-    except BaseException:
-        if processes is not None:
-            processes.stop(grace_seconds=5)
-        raise
+    )
     try:
         report = await run_pdfs(
             stack,
@@ -249,7 +217,6 @@ async def _run(settings: Settings, args: argparse.Namespace, started: float) -> 
             ocr_processes=args.ocr_processes,
             matter_id=args.matter,
             show_progress=sys.stderr.isatty() and not args.json,
-            processes=processes,
             t_start=started,
         )
     finally:

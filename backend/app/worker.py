@@ -48,6 +48,8 @@ log = get_logger(__name__)
 
 SETTINGS = "settings"  # the ctx key of the Settings the worker was built with
 METRICS_SERVER = "metrics_server"  # the ctx key of the /metrics server, when WORKER_METRICS_PORT is set
+# False: no engine probe at start-up (`chunk-ocr run`'s worker: nobody else reads what it advertises)
+PROBE_ENGINES = "probe_engines"
 
 
 async def startup(ctx: dict[str, Any]) -> None:
@@ -58,10 +60,12 @@ async def startup(ctx: dict[str, Any]) -> None:
         raise ConfigurationError(
             "the worker's ctx carries no Settings: build its options with worker_settings()"
         )
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, file=settings.log_file)
     adopt_running_worker()  # under `arq app.worker.WorkerSettings`, arq built its own Worker
     health = ctx.get("health") or DependencyHealth()
-    runtime = await build_runtime(settings, ArqJobQueue(ctx["redis"]), health=health)
+    runtime = await build_runtime(
+        settings, ArqJobQueue(ctx["redis"]), health=health, probe=ctx.get(PROBE_ENGINES, True)
+    )
     ctx["runtime"] = runtime
     if settings.worker_metrics_port is not None:
         try:

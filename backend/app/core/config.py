@@ -56,6 +56,7 @@ class Settings(BaseSettings):
 
     environment: Environment = Environment.DEVELOPMENT
     log_level: str = "INFO"
+    log_file: Path | None = None  # structured log lines appended here (JSON) instead of stderr
 
     database_url: str | None = None
     database_pool_min_size: Annotated[int, Field(ge=0)] = 1

@@ -9,21 +9,30 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
+from typing import TextIO
 
 import structlog
 
 _configured = False
+_log_file: TextIO | None = None  # the file a configuration opened; the next one closes it
 
 
-def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
-    """Configure structlog and the stdlib root logger once per process."""
-    global _configured
+def configure_logging(level: str = "INFO", *, json: bool | None = None, file: Path | None = None) -> None:
+    """Configure structlog and the stdlib root logger: lines appended to `file` (created), else
+    written to stderr. Called again, it replaces the configuration before."""
+    global _configured, _log_file
+    previous = _log_file
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        _log_file = file.open("a", encoding="utf-8", buffering=1)  # a line at a time, as stderr
+    else:
+        _log_file = None
+    stream = _log_file if _log_file is not None else sys.stderr
     if json is None:
-        json = not sys.stderr.isatty()
+        json = not stream.isatty()
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer()
-        if json
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=stream.isatty())
     )
     numeric = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
     shared: list[structlog.typing.Processor] = [
@@ -39,12 +48,12 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=stream),
         # Not cached: a process configures again once it knows its settings (a worker's LOG_LEVEL),
         # and a logger that cached the first configuration would keep ignoring the second.
         cache_logger_on_first_use=False,
     )
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(stream)
     handler.addFilter(_arq_prints_its_own)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
@@ -68,6 +77,8 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
     arq.setLevel(numeric)  # a worker's job lines at the worker's LOG_LEVEL
     arq.propagate = True
     _configured = True
+    if previous is not None:
+        previous.close()
 
 
 def _arq_prints_its_own(record: logging.LogRecord) -> bool:

@@ -40,7 +40,7 @@ from typing import Any
 
 from app.core.config import Settings, get_settings
 from app.core.languages import DEFAULT_LANGUAGE
-from app.core.logging import get_logger
+from app.core.logging import configure_logging, get_logger
 from app.engines._lifetime import arm_ocr_process
 from app.engines._limits import Limits, memory_error, set_limits
 from app.engines._pages import marker_record, track_task, without_pages
@@ -61,6 +61,7 @@ def _start_ocr_process(limits: Limits, settings: Settings | None) -> None:
     set_limits(limits)
     if settings is not None:
         use_settings(settings)
+        configure_logging(settings.log_level, file=settings.log_file)  # the worker's log, as its own
 
 
 def limits_for(settings: Settings) -> Limits:

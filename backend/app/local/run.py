@@ -1,4 +1,4 @@
-"""`chunk-ocr run`: OCR PDFs end to end on this machine with real worker processes."""
+"""`chunk-ocr run`: OCR PDFs end to end on this machine: a real arq worker and OCR processes."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from uuid import UUID
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from app.core.config import Settings
 from app.core.errors import InvalidInputError, OCRError
 from app.local.documents import as_user_file
 from app.local.exit_codes import ExitCode
 from app.local.stack import LocalStack, cli_matter
-from app.local.workers import WorkerProcesses, run_log_path
+from app.local.workers import InlineWorker, run_log_path
 from app.models.document import Document, DocumentStatus, ProgressStatus
 from app.models.results import MergedResult
 from app.services.documents import DocumentStatusReport
@@ -58,21 +59,27 @@ async def run_pdfs(
     ocr_processes: int,
     matter_id: UUID | None,
     show_progress: bool,
-    processes: WorkerProcesses | None = None,
     t_start: float | None = None,
 ) -> RunReport:
-    """OCR the PDFs on one local worker with `ocr_processes` OCR processes (started here unless
-    the caller already did); each document is planned for that many processes.
+    """OCR the PDFs on one local worker, in this process, with `ocr_processes` OCR processes;
+    each document is planned for that many processes.
 
     For an engine whose text-layer pages are read at planning (auto, text-layer), the worker
     starts only once a page needs OCR: a born-digital file is read and merged without one."""
     report = RunReport()
     t_start = t_start if t_start is not None else time.perf_counter()
-    env = {**stack.worker_env(), "OCR_ENGINE": engine, "OCR_LANGUAGE": language}
-    workers = _Workers(ocr_processes, env, run_log_path(stack.settings.data_dir), processes)
-    if not stack.reader.reads(engine):  # workers start (imports, OCR processes) while the PDFs are cut
+    worker_settings = stack.settings.model_copy(
+        update={
+            "ocr_engine": engine,
+            "ocr_language": language,
+            "ocr_processes": ocr_processes,
+            "worker_max_jobs": ocr_processes + 1,
+        }
+    )
+    workers = _Workers(worker_settings, run_log_path(stack.settings.data_dir))
+    if not stack.reader.reads(engine):  # the worker starts (OCR processes) while the PDFs are cut
         workers.ensure()
-    elif workers.processes is None:  # the text pass's processes start while the first PDF is inspected
+    else:  # the text pass's processes start while the first PDF is inspected
         stack.reader.start(warm=True)
     stack.reader.on_pages_to_ocr = workers.ensure  # as soon as the text pass finds one
     matter = await cli_matter(stack, matter_id)
@@ -94,22 +101,21 @@ async def run_pdfs(
         )
     finally:
         stack.reader.on_pages_to_ocr = None
-        if workers.processes is not None:
-            await asyncio.to_thread(workers.processes.stop, grace_seconds=stack.settings.worker_grace_seconds)
+        if workers.worker is not None:
+            await workers.worker.stop()
 
 
 @dataclass
 class _Workers:
-    """The local worker, started once, when first needed."""
+    """The local worker, started once (on the event loop), when first needed."""
 
-    ocr_processes: int
-    env: dict[str, str]
+    settings: Settings
     log_path: Path
-    processes: WorkerProcesses | None = None
+    worker: InlineWorker | None = None
 
     def ensure(self) -> None:
-        if self.processes is None:
-            self.processes = WorkerProcesses.start(self.ocr_processes, self.env, self.log_path)
+        if self.worker is None:
+            self.worker = InlineWorker.start(self.settings, self.log_path)
 
 
 async def _run(
@@ -153,9 +159,9 @@ async def _run(
         # a page to OCR, or a merge left to a worker
         workers.ensure()
 
-    finished = await _wait(stack, [s for _, s, _ in started], workers.processes, show_progress)
-    if workers.processes is not None:  # nothing left for it: it shuts down while the outputs are written
-        workers.processes.request_stop()
+    finished = await _wait(stack, [s for _, s, _ in started], workers.worker, show_progress)
+    if workers.worker is not None:  # nothing left for it: it shuts down while the outputs are written
+        workers.worker.request_stop()
 
     await asyncio.to_thread(out_dir.mkdir, parents=True, exist_ok=True)
     for pdf, doc, t0 in started:
@@ -185,13 +191,8 @@ async def _run(
             entry["error"] = document.error_message
             print(f"chunk-ocr: {pdf}: OCR failed: {document.error_message}", file=sys.stderr)
         report.documents.append(entry)
-    processes = workers.processes
-    if (
-        processes is not None
-        and processes.log_path is not None
-        and any(d["status"] != "completed" for d in report.documents)
-    ):
-        print(f"chunk-ocr: the worker's log: {processes.log_path}", file=sys.stderr)
+    if workers.worker is not None and any(d["status"] != "completed" for d in report.documents):
+        print(f"chunk-ocr: the worker's log: {workers.worker.log_path}", file=sys.stderr)
     return report
 
 
@@ -237,7 +238,7 @@ def _missing_pages(merged: MergedResult) -> str:
 
 
 async def _wait(
-    stack: LocalStack, docs: list[StartedDocument], processes: WorkerProcesses | None, show_progress: bool
+    stack: LocalStack, docs: list[StartedDocument], worker: InlineWorker | None, show_progress: bool
 ) -> dict[UUID, Document]:
     """Poll until every document is completed or failed, drawing a progress bar on a terminal."""
     total_pages = sum(d.document.page_count for d in docs)
@@ -264,8 +265,10 @@ async def _wait(
                 pages += report.progress.pages_completed
                 chunks += report.progress.completed
             progress.update(task, completed=pages, chunks=f"{chunks}/{total_chunks}")
-            if len(finished) < len(docs) and (processes is None or processes.alive() == 0):
-                raise OCRError("every worker process exited before the documents finished")
+            if len(finished) < len(docs) and (worker is None or not worker.alive()):
+                if worker is not None and isinstance(failure := worker.failure(), OCRError):
+                    raise failure
+                raise OCRError("the worker stopped before the documents finished")
             if len(finished) < len(docs):
                 await asyncio.sleep(0.1)
     return {doc_id: report.document for doc_id, report in finished.items()}

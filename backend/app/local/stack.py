@@ -19,7 +19,6 @@ from app.core.errors import ConfigurationError
 from app.db.admin import require_schema
 from app.db.migrations import migrate
 from app.embedded import start_postgres, start_redis
-from app.local.workers import worker_env
 from app.services.composition import QueuedCore, open_queued_core
 
 CLI_MATTER_NAME = "chunk-ocr"
@@ -30,9 +29,6 @@ class LocalStack(QueuedCore):
     """The composition root's parts (app.services.composition) on the resolved servers."""
 
     keep: list[Any] = field(default_factory=list)  # embedded servers live as long as the stack
-
-    def worker_env(self) -> dict[str, str]:
-        return worker_env(self.settings)
 
 
 @dataclass

@@ -1,99 +1,90 @@
-"""Start and stop real arq worker processes for `chunk-ocr run`."""
+"""`chunk-ocr run`'s worker: the arq worker `chunk-ocr worker` runs, inside the command itself.
+
+A worker process of its own cost the command a second interpreter importing the
+same libraries (about a second of CPU on two cores, while the first pages
+waited for it) and the engine probe's interpreter after that. Here the worker
+is a task on the command's event loop: the same ChunkOcrWorker, the same
+options (worker_settings), the same queue, leases and OCR processes, which it
+forks from the forkserver the command started before its own imports. While it
+runs, the log lines of the command, the worker and its OCR processes go to a file
+(LOG_FILE), so the terminal shows only the command's own one-line messages.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
-import subprocess
-import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core.config import Settings
-from app.core.errors import ConfigurationError
+from app.core.logging import configure_logging
 
-
-def worker_env(settings: Settings) -> dict[str, str]:
-    """Environment for worker processes so they reach the same services as this process."""
-    if settings.redis_url is None:
-        raise ConfigurationError("worker processes need REDIS_URL (or the embedded Redis) to take jobs from")
-    env = {
-        "REDIS_URL": settings.redis_url,
-        "LOCAL_STORAGE_DIR": str(settings.local_storage_dir),
-        "STORAGE_BACKEND": settings.blob_backend.value,
-        "STORAGE_BUCKET": settings.storage_bucket,
-        "OCR_ENGINE": settings.ocr_engine,
-        "OCR_LANGUAGE": settings.ocr_language,
-        "SEARCHABLE_PDF": "true" if settings.searchable_pdf else "false",
-    }
-    if settings.database_url is not None:
-        env["DATABASE_URL"] = settings.database_url
-    return env
+if TYPE_CHECKING:
+    from app.worker_loop import ChunkOcrWorker
 
 
 @dataclass
-class WorkerProcesses:
-    processes: list[subprocess.Popen[bytes]]
-    log_path: Path | None = None  # where the workers' log lines go (None: this process's stderr)
-    _signalled: set[int] = field(default_factory=set)  # pids sent SIGTERM once (a second one cancels jobs)
+class InlineWorker:
+    worker: ChunkOcrWorker
+    task: asyncio.Task[None]
+    log_path: Path  # the worker's log lines (JSON, one event a line), appended
 
     @classmethod
-    def start(cls, ocr_processes: int, env: dict[str, str], log_path: Path | None = None) -> WorkerProcesses:
-        """One arq worker process running `ocr_processes` OCR processes, the shape of a production
-        worker (one per machine, an OCR process per core). Two worker processes with one OCR
-        process each were slower on the scanned benchmark: each pays its own imports,
-        forkserver and connections on the cores the OCR needs, and each holds a chunk ahead
-        that the other, idle, cannot take.
+    def start(cls, settings: Settings, log_path: Path) -> InlineWorker:
+        """Start the worker on the running event loop: `settings.ocr_processes` OCR processes,
+        one job slot more (a finalize never waits behind OCR), the engine and language its
+        chunks name. The engine probe is skipped: nothing but this command reads what a
+        worker advertises, and the OCR processes' warm-up proves the engine it runs."""
+        # Imported here: the forkserver preloads what the command's main module imports, and the
+        # OCR processes need none of arq's worker.
+        from app.worker import PROBE_ENGINES, worker_settings
+        from app.worker_loop import ChunkOcrWorker
 
-        log_path: a file for the worker's log lines (JSON, one event a line), so a terminal sees
-        only the command's own one-line messages; they are appended, the file is created."""
-        full_env = {
-            **os.environ,
-            **env,
-            "OCR_PROCESSES": str(ocr_processes),
-            "WORKER_MAX_JOBS": str(ocr_processes + 1),
-            "LOG_LEVEL": os.environ.get("LOG_LEVEL", "WARNING"),
-        }
-        log = None
-        if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log = log_path.open("ab")
-        try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "app.cli", "worker"],
-                env=full_env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # Ctrl-C in the terminal reaches us, and we stop it in order
-            )
-        finally:
-            if log is not None:
-                log.close()  # the worker holds its own descriptor
-        return cls([process], log_path)
+        level = _level()
+        settings = settings.model_copy(update={"log_level": level, "log_file": log_path})
+        configure_logging(level, file=log_path)  # the command's lines too, while the worker runs
+        options = worker_settings(settings)
+        options["ctx"][PROBE_ENGINES] = False
+        worker = ChunkOcrWorker(**options, handle_signals=False)  # Ctrl-C is the command's
+        worker.main_task = asyncio.get_running_loop().create_task(worker.main(), name="chunk-ocr-worker")
+        return cls(worker, worker.main_task, log_path)
 
-    def alive(self) -> int:
-        return sum(1 for p in self.processes if p.poll() is None)
+    def alive(self) -> bool:
+        return not self.task.done()
+
+    def failure(self) -> BaseException | None:
+        """What ended the worker early (its start-up hook raised), if anything did."""
+        if not self.task.done() or self.task.cancelled():
+            return None
+        return self.task.exception()
 
     def request_stop(self) -> None:
-        """SIGTERM (finish running chunks) without waiting: the worker shuts down while the caller
-        goes on (writing its outputs); stop() then waits for it."""
-        for process in self.processes:
-            if process.poll() is None and process.pid not in self._signalled:
-                process.send_signal(signal.SIGTERM)
-                self._signalled.add(process.pid)
+        """Take no more jobs and finish the running ones (what SIGTERM does to a worker process),
+        without waiting: the worker shuts down while the command writes its outputs."""
+        if self.worker.allow_pick_jobs and self.alive():
+            self.worker.handle_sig_wait_for_completion(signal.SIGTERM)
 
-    def stop(self, grace_seconds: float = 30) -> None:
-        """SIGTERM (finish running chunks), then SIGKILL whatever is left after the grace period."""
+    async def stop(self) -> None:
+        """Finish the running chunks (up to the grace period), then stop the OCR processes and
+        close the worker's connections; its log lines go to the terminal again."""
         self.request_stop()
-        deadline = time.monotonic() + grace_seconds
-        for process in self.processes:
-            try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({self.task})
+            await self.worker.close()
+        finally:
+            self.failure()  # retrieved: asyncio would report it as never retrieved
+            configure_logging(_level())
+
+
+def _level() -> str:
+    """The command's log level: LOG_LEVEL when set, else warnings only (as main sets it)."""
+    return os.environ.get("LOG_LEVEL", "WARNING")
 
 
 def run_log_path(data_dir: Path) -> Path:

@@ -75,13 +75,16 @@ async def build_runtime(
     *,
     worker_id: str | None = None,
     health: DependencyHealth | None = None,
+    probe: bool = True,
 ) -> Runtime:
+    """probe: learn every engine the OCR processes can build from a probe process (what a worker
+    advertises); without it, only the default engine, which the OCR processes' warm-up built."""
     worker_id = worker_id or new_worker_id()
     health = health or DependencyHealth()
     health.bind(worker_id=worker_id)
     core = await open_core(settings, repository=lambda s: _connect_repository(s, health))
     try:
-        executor = await _start_ocr_pool(settings, core.exit)
+        executor, default_version = await _start_ocr_pool(settings, core.exit)
         processor = ChunkProcessor(
             service=core.service,
             store=core.store,
@@ -97,20 +100,34 @@ async def build_runtime(
             low_confidence_threshold=settings.ocr_low_confidence_threshold,
         )
         engines = EngineCatalog()
-        probe = asyncio.create_task(_probe_engines(engines, worker_id, settings))
-        core.exit.push_async_callback(_cancelled, probe)
+        probing = asyncio.create_task(
+            _probe_engines(engines, worker_id, settings)
+            if probe
+            else _default_engine_only(engines, settings.ocr_engine, default_version)
+        )
+        core.exit.push_async_callback(_cancelled, probing)
     except BaseException:
         await core.close()
         raise
     return Runtime(
-        settings, core.service, core.store, executor, processor, finalizer, health, engines, core.exit, probe
+        settings,
+        core.service,
+        core.store,
+        executor,
+        processor,
+        finalizer,
+        health,
+        engines,
+        core.exit,
+        probing,
     )
 
 
-async def _start_ocr_pool(settings: Settings, exit: AsyncExitStack) -> Executor:
+async def _start_ocr_pool(settings: Settings, exit: AsyncExitStack) -> tuple[Executor, str | None]:
     """The OCR processes, every one started now with the default engine built in it (not on the
-    first chunk), their stop registered on `exit`. A worker that cannot build the default engine
-    still runs chunks of the engines it can build. The processes build engines with `settings`."""
+    first chunk), their stop registered on `exit`, and that engine's version (None: it cannot be
+    built here). A worker that cannot build the default engine still runs chunks of the engines
+    it can build. The processes build engines with `settings`."""
     executor = make_ocr_pool(settings.ocr_process_count, settings=settings)
     exit.push_async_callback(asyncio.to_thread, stop_ocr_pool, executor)  # up to its timeout when busy
     loop = asyncio.get_running_loop()
@@ -132,7 +149,8 @@ async def _start_ocr_pool(settings: Settings, exit: AsyncExitStack) -> Executor:
             break
         if isinstance(outcome, BaseException):
             raise outcome
-    return executor
+    version = warmed[0] if warmed and isinstance(warmed[0], str) else None
+    return executor, version
 
 
 async def _cancelled(task: asyncio.Task[None]) -> None:
@@ -156,6 +174,12 @@ async def _connect_repository(settings: Settings, health: DependencyHealth) -> C
     )
     health.restored("database")
     return repository
+
+
+async def _default_engine_only(catalog: EngineCatalog, engine: str, version: str | None) -> None:
+    """The catalog of a worker that probes nothing: the default engine, when it could be built."""
+    if version is not None:
+        catalog.versions[engine] = version
 
 
 async def _probe_engines(catalog: EngineCatalog, worker_id: str, settings: Settings) -> None:

@@ -1,8 +1,9 @@
 """What a command or a worker spends before its first page and after its last one.
 
 The costs themselves are measured by `make bench` (bench.scanned); these tests hold the
-behaviour that removed them: no program run at import, the worker told to stop while `run`
-writes its outputs (one SIGTERM, not two), and the heap frozen before the interpreter exits.
+behaviour that removed them: no program run at import, the forkserver started before the
+command's own imports, and the heap frozen before the interpreter exits. (`run`'s worker
+inside the command: tests/integration/test_inline_worker.py.)
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-
-from app.local.workers import WorkerProcesses
 
 BACKEND = Path(__file__).resolve().parents[2]
 
@@ -59,45 +58,6 @@ def test_malloc_trim_is_found_without_asking_ldconfig() -> None:
     _pdfium.release_freed_memory()
 
 
-def test_a_worker_asked_to_stop_early_gets_one_sigterm(tmp_path: Path) -> None:
-    """A second SIGTERM makes arq cancel the jobs it is finishing; stop() after request_stop()
-    must not send one."""
-    counted = tmp_path / "sigterms"
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(
-                f"""
-                import signal, sys, time
-                got = []
-                def on_term(signum, frame):
-                    got.append(signum)
-                    with open({str(counted)!r}, "w") as f:
-                        f.write(str(len(got)))
-                signal.signal(signal.SIGTERM, on_term)
-                print("ready", flush=True)
-                deadline = time.monotonic() + 1.0
-                while not got:
-                    time.sleep(0.01)
-                while time.monotonic() < deadline:  # long enough for a second signal to arrive
-                    time.sleep(0.01)
-                """
-            ),
-        ],
-        stdout=subprocess.PIPE,
-    )
-    assert child.stdout is not None
-    with child.stdout:
-        assert child.stdout.readline() == b"ready\n"
-        workers = WorkerProcesses([child])
-        workers.request_stop()
-        workers.request_stop()
-        workers.stop(grace_seconds=30)
-    assert child.returncode == 0
-    assert counted.read_text() == "1"
-
-
 def test_the_command_freezes_its_heap_before_the_interpreter_exits(tmp_path: Path) -> None:
     """The last collection over every imported object cost about 0.2 s at each exit; freezing
     the heap skips it."""
@@ -117,40 +77,39 @@ def test_the_command_freezes_its_heap_before_the_interpreter_exits(tmp_path: Pat
     assert (tmp_path / "page.pdf").is_file()
 
 
-def test_run_on_a_file_with_text_starts_the_text_pass_forkserver_before_importing_the_planner(
-    tmp_path: Path,
-) -> None:
+def test_run_starts_the_forkserver_before_importing_the_planner(tmp_path: Path) -> None:
     """The forkserver imports the engines while the command imports the planner and connects:
-    two cores at once, not one after the other (about a fifth of a born-digital run)."""
-    from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
+    two cores at once, not one after the other. Seen from an import hook: when `run` first
+    imports app.local.run, its forkserver is already running. (The database here refuses
+    connections, so the command stops with its one-line error right after.)"""
+    from app.pdf.samples import make_scanned_pdf
 
-    make_born_digital_pdf(tmp_path / "born.pdf", 3, seed=1)
     make_scanned_pdf(tmp_path / "scan.pdf", 1, seed=1)
     done = _python(
         """
-        import sys
+        import importlib.abc, os, sys
         import psutil
-        from app.cli import _early_workers, _parser
-        from app.core.config import load_settings
-        from app.engines.forkserver import preload
 
-        def servers():
-            return [
-                p for p in psutil.Process().children()
-                if "multiprocessing.forkserver" in " ".join(p.cmdline())
-            ]
+        seen = []
 
-        settings = load_settings(database_url=None, redis_url=None)  # embedded: no early worker
-        scan = _parser().parse_args(["run", "scan.pdf"])
-        scan.language = "eng"
-        print("scan", _early_workers(settings, scan), len(servers()))
-        born = _parser().parse_args(["run", "born.pdf", "--engine", "auto"])
-        born.language = "eng"
-        print("born", _early_workers(settings, born), len(servers()))
-        print("imported", [m for m in ("app.engines.pool", "app.local.run") if m in sys.modules])
-        print("preload", "app.engines.pool" in preload())
+        class Watch(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name == "app.local.run" and not seen:
+                    seen.append(sum(
+                        "multiprocessing.forkserver" in " ".join(p.cmdline())
+                        for p in psutil.Process().children()
+                    ))
+                return None
+
+        sys.meta_path.insert(0, Watch())
+        from app.cli import main
+
+        os.environ |= {"DATABASE_URL": "postgresql://nobody@127.0.0.1:9/none", "REDIS_URL": "redis://127.0.0.1:9/0"}
+        code = main(["run", "scan.pdf", "--engine", "tesseract"])
+        print("exit", code, "forkservers when the planner was imported", seen)
         """,
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["scan None 0", "born None 1", "imported []", "preload True"]
+    assert done.stdout.split()[-1:] == ["[1]"], done.stdout + done.stderr
+    assert "chunk-ocr: error: " in done.stderr
