@@ -1,7 +1,7 @@
 """Where a `chunk-ocr run` of a scan spends its time, by process and, in the OCR processes, by step.
 
-py-spy samples every Python process of one run (the command, the worker, the OCR processes'
-forkserver, the OCR processes, the engine probe), idle or not, main threads only. tesseract is
+py-spy samples every Python process of one run (the command, which runs the worker, the OCR
+processes' forkserver, the OCR processes), idle or not, main threads only. tesseract is
 not Python: an OCR process waiting on it is counted as tesseract's time.
 
     uv run python -m bench.where [--kind degraded|dense] [--pages 20] [--rate 50]
@@ -29,10 +29,8 @@ from bench.scanned import KINDS, ours_command
 ROLES = (
     ("OCR process", "_serve_one (multiprocessing/forkserver.py"),
     ("forkserver", "main (multiprocessing/forkserver.py"),
-    ("engine probe", "main (app/engines/probe.py"),
     ("resource tracker", "main (multiprocessing/resource_tracker.py"),
-    ("worker", "_worker (app/cli.py"),
-    ("command", "_run (app/cli.py"),
+    ("command", "_run (app/cli.py"),  # its worker runs on its event loop
 )
 
 # What an OCR process is doing, by a frame on the sampled stack (first match wins).

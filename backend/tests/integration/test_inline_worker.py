@@ -33,8 +33,9 @@ def worker_settings_(settings: Settings, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def restore_logging() -> Iterator[None]:
+    """The test process's logging as it was (get_logger's default): stop() leaves the command's."""
     yield
-    configure_logging("WARNING")
+    configure_logging()
 
 
 def _descendants() -> list[psutil.Process]:
