@@ -1,21 +1,10 @@
-"""Running the tesseract binary (kept apart from the engine adapter, as OCRmyPDF does).
+"""Running the tesseract binary (kept apart from the engine adapter, as OCRmyPDF does), and
+reading tesseract's TSV.
 
-One tesseract process reads a batch of page images listed in a text file and
-writes TSV (words with boxes and confidences, and a row per page) to stdout:
-text and confidences in one invocation. What that choice rests on, compared
-on 300 DPI letter pages with one core per tesseract:
-
-- a page read from stdin is slower than from a file (tesseract reads stdin a
-  character at a time);
-- starting tesseract and loading its model is a sizeable share of a page, so
-  a batch of pages goes to one process;
-- uncompressed TIFF is read faster than PNM, and PNG costs its encoding.
-
-So: uncompressed TIFF files in a scratch directory in memory (/dev/shm when it
-has room), a batch per process, with the same text as a process per page
-(`python -m bench scanned` measures the engine end to end). A batch that fails is
-finished one image at a time from the first image without output, so the
-error names the image that causes it.
+Pages are read inside the OCR process (_tesseract_api.py); the command runs for what the
+library does not answer as simply: its version, the languages installed, and the orientation
+guess (--psm 0) on the few pages whose lines run up and down, from an uncompressed TIFF in a
+scratch directory in memory (/dev/shm when it has room).
 
 Every tesseract gets SIGKILL when the process that started it dies (a killed
 OCR process must not leave it running, see _lifetime.py), through util-linux's
@@ -24,7 +13,7 @@ subprocess preexec_fn: with one, CPython runs the interpreter's at-fork
 handlers in the child, and gRPC's (loaded in a process that has run the
 google-vision engine) abort it before it can exec (tesseract "exited with -6").
 Without setpriv (not Linux, or a util-linux too old for --pdeathsig) tesseract
-runs as it is, and an orphan lives until its batch ends.
+runs as it is, and an orphan lives until its page is done.
 """
 
 from __future__ import annotations
@@ -47,7 +36,7 @@ from app.engines.errors import EngineUnavailableError, TesseractFailedError, Tes
 # tesseract's own OpenMP threads fight over the cores our process pool already fills.
 _ENV = {**os.environ, "OMP_THREAD_LIMIT": "1"}
 _SHM = Path("/dev/shm")
-_SHM_MIN_FREE = 512 * 2**20  # a batch of 8 letter pages is 68 MB; leave room for other processes
+_SHM_MIN_FREE = 512 * 2**20  # a letter page is 8.5 MB; leave room for other processes
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,71 +137,12 @@ def detect_orientation(image: Path, *, dpi: int = 300, timeout: float = 120) -> 
     return OrientationGuess(rotation, confidence)
 
 
-def run_tesseract(
-    images: Sequence[Path], *, dpi: int = 300, language: str = "eng", timeout_per_image: float = 300
-) -> list[list[TsvWord] | TesseractFailedError]:
-    """OCR images in one tesseract process; the words of each image, in order, or in the place of
-    an image tesseract refuses, its TesseractFailedError (the other images are still read).
-
-    Raises TesseractTimeoutError when tesseract runs past timeout_per_image a page.
-    """
-    done: list[list[TsvWord] | TesseractFailedError] = []
-    if len(images) > 1:
-        listing = images[0].parent / "images.txt"
-        listing.write_text("".join(f"{path}\n" for path in images))
-        try:
-            tsv = _invoke(str(listing), dpi, language, timeout_per_image * len(images))
-            return list(_words_of_pages(tsv, len(images)))
-        except _Failed as failed:
-            done = list(_complete_pages(failed.stdout, len(images)))
-    # One image at a time (after a failed batch: from the first image without output, so each
-    # image that fails alone is the one tesseract refuses).
-    for index in range(len(done), len(images)):
-        try:
-            done.append(_words_of_pages(_invoke(str(images[index]), dpi, language, timeout_per_image), 1)[0])
-        except _Failed as failed:
-            done.append(TesseractFailedError(failed.message, image_index=index))
-    return done
-
-
-class _Failed(Exception):
-    def __init__(self, message: str, stdout: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.stdout = stdout
-
-
-def _invoke(source: str, dpi: int, language: str, timeout: float) -> str:
-    try:
-        done = tesseract_process(source, "stdout", "--dpi", str(dpi), "-l", language, "tsv", timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise TesseractTimeoutError(f"tesseract ran for more than {timeout:.0f} s") from None
-    stdout = done.stdout.decode("utf-8", "replace")
-    if done.returncode != 0:
-        detail = [
-            line.strip()
-            for line in done.stderr.decode("utf-8", "replace").splitlines()
-            if line.strip() and line.strip() != "Error during processing."  # generic: the cause is above
-        ]
-        reason = detail[-1] if detail else "no message"
-        raise _Failed(f"tesseract exited with {done.returncode}: {reason}", stdout)
-    return stdout
-
-
 def _rows(tsv: str) -> Iterator[dict[str, str]]:
     yield from csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE)
 
 
-def _complete_pages(tsv: str, expected: int) -> list[list[TsvWord]]:
-    """The pages a failed batch finished before it stopped (tesseract writes a page's rows at once)."""
-    seen = {int(row["page_num"]) for row in _rows(tsv) if row.get("level") == "1"}
-    finished = 0
-    while finished + 1 in seen and finished < expected:
-        finished += 1
-    return _words_of_pages(tsv, finished) if finished else []
-
-
-def _words_of_pages(tsv: str, expected: int) -> list[list[TsvWord]]:
+def tsv_words(tsv: str, expected: int) -> list[list[TsvWord]]:
+    """The words of each of `expected` pages in tesseract's TSV (with its header row)."""
     pages: list[list[TsvWord]] = [[] for _ in range(expected)]
     seen: set[int] = set()
     for row in _rows(tsv):

@@ -1,9 +1,9 @@
 """Tesseract on pages rendered at 300 DPI, with per-word confidences.
 
-Pages are rendered to grayscale TIFF files and read by one tesseract process
-per batch of BATCH_PAGES (see _tesseract_exec.py for the measurements), so a
-chunk pays tesseract's start-up once per batch, not once per page. Pages with
-nothing on them are answered without OCR.
+Each page is rendered (or a bare scan's own image decoded) to 8-bit grayscale
+in memory and read by this process's tesseract, whose model is loaded once per
+process and language (_tesseract_api.py): a page at a time, so one page image
+is held at a time. Pages with nothing on them are answered without OCR.
 
 Orientation and skew, in proportion to what a page needs:
 
@@ -32,10 +32,8 @@ of that upright, straightened image.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pypdfium2 as pdfium
 from PIL import Image
@@ -54,10 +52,10 @@ from app.engines._pages import (
     page_image,
     render_dpi,
 )
+from app.engines._tesseract_api import reader
 from app.engines._tesseract_exec import (
     TsvWord,
     detect_orientation,
-    run_tesseract,
     scratch_directory,
     tesseract_binary,
     tesseract_version,
@@ -69,17 +67,17 @@ from app.engines.languages import has_orientation_data, require_languages
 
 log = get_logger(__name__)
 
-BATCH_PAGES = 8  # pages per tesseract process: its start-up spread thin, its scratch images bounded
-
 
 class TesseractEngine:
     name = "tesseract"
 
     def __init__(self, language: str = DEFAULT_LANGUAGE) -> None:
         self.language = language  # tesseract's -l: eng, rus, eng+deu
-        # Fail at construction, not on the first page, when the binary or the language is missing.
+        # Fail at construction, not on the first page, when the binary or the language is missing;
+        # the model is loaded here too (an OCR process's warm-up builds the engine), not on a page.
         tesseract_binary()
         require_languages(language)
+        reader(language)
         # Without the osd data pages are still straightened, but never turned by OSD's guess.
         self._can_guess = has_orientation_data()
         if not self._can_guess:
@@ -100,75 +98,48 @@ class TesseractEngine:
         A page that cannot be read (lost, too large, a render error, over a resource limit, or
         refused by tesseract) is a failed page; the others are read."""
         results: list[PageResult] = []
-        with scratch_directory() as scratch:
-            batch: list[_Rendered] = []
-            for index in indices:
-                rendered = _render(document, index, first_page_number + index, scratch)
-                if isinstance(rendered, PageResult):
-                    results.append(rendered)
-                    continue
-                # One resolution per tesseract process (--dpi); a page rendered lower goes alone.
-                if batch and (len(batch) == BATCH_PAGES or batch[0].dpi != rendered.dpi):
-                    results += self._ocr(batch)
-                    batch = []
-                batch.append(rendered)
-            if batch:
-                results += self._ocr(batch)
+        for index in indices:
+            rendered = _render(document, index, first_page_number + index)
+            results.append(rendered if isinstance(rendered, PageResult) else self._read(rendered))
         return sorted(results, key=lambda result: result.page_number)
 
-    def _ocr(self, batch: list[_Rendered]) -> list[PageResult]:
-        """Read a batch: each page as it was rendered (straightened), or turned where tesseract's
+    def _read(self, page: _Rendered) -> PageResult:
+        """Read the page as it was rendered (straightened), or turned where tesseract's
         orientation guess says so and the page reads better for it."""
         started = time.perf_counter()
-        dpi = batch[0].dpi
-        try:
-            # Pages whose lines run up and down: guess which way up before the first reading.
-            first = {page.number: self._guess(page) if page.sideways else 0 for page in batch}
-            readings = self._read_each(batch, {number: [turn] for number, turn in first.items()}, dpi)
-            # A doubtful reading: read the page the other ways up its lines leave.
-            retry: dict[int, list[int]] = {}
-            for page in batch:
-                # The page as it came when its turned image could not be made.
-                turn = first[page.number] if first[page.number] in readings[page.number] else 0
-                if not _doubtful(readings[page.number][turn], turn):
-                    continue
-                # Lines across the page leave upside down; lines up and down, the other quarter
-                # turn, or none (vertical text), when the guess was wrong or there was none.
-                if not page.sideways:
-                    retry[page.number] = [180]
-                else:
-                    retry[page.number] = [0, (turn + 180) % 360] if turn else [90, 270]
-            again = self._read_again(batch, retry, dpi)
-        finally:
-            for page in batch:
-                page.path.unlink(missing_ok=True)  # scratch is in memory: free it batch by batch
-        results = []
-        for page in batch:
-            found = {**readings[page.number], **again.get(page.number, {})}
-            rotation = _choose(found)
-            words = found[rotation]
-            if isinstance(words, TesseractFailedError):
-                failure = TesseractFailedError(f"page {page.number}: {words.message}", page=page.number)
-                results.append(failed_page(page.number, failure))
-            else:
-                results.append(_page_result(page, words, rotation))
+        # Lines that run up and down: guess which way up before the first reading.
+        first = self._guess(page) if page.sideways else 0
+        readings = self._read_each(page, [first])
+        # The page as it came when its turned image could not be made.
+        turn = first if first in readings else 0
+        # A doubtful reading: read the page the other ways up its lines leave.
+        retry = _other_ways_up(page, turn) if _doubtful(readings[turn], turn) else []
+        if retry:
+            readings |= self._read_again(page, retry)
+        rotation = _choose(readings)
+        words = readings[rotation]
         log.debug(
-            "tesseract_batch",
-            pages=len(batch),
-            first_page=batch[0].number,
-            turned=sum(1 for result in results if result.rotation),
-            straightened=sum(1 for result in results if result.skew),
-            read_again=sum(len(rotations) for rotations in retry.values()),
+            "tesseract_page",
+            page=page.number,
+            rotation=rotation,
+            skew=page.skew,
+            read_again=len(retry),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
-        return results
+        if isinstance(words, TesseractFailedError):
+            failure = TesseractFailedError(f"page {page.number}: {words.message}", page=page.number)
+            return failed_page(page.number, failure)
+        return _page_result(page, words, rotation)
 
     def _guess(self, page: _Rendered) -> int:
         """tesseract's guess of the clockwise turn that makes the page upright (0 without one)."""
         if not self._can_guess:
             return 0
         try:
-            guess = detect_orientation(page.path, dpi=page.dpi)
+            with scratch_directory() as scratch:
+                path = scratch / f"{page.number:06d}.tif"
+                page.image.save(path, format="TIFF", dpi=(page.dpi, page.dpi))
+                guess = detect_orientation(path, dpi=page.dpi)
         except OCRError as exc:
             log.warning("orientation_failed", page=page.number, error_code=exc.code, error=exc.message)
             return 0
@@ -177,42 +148,31 @@ class TesseractEngine:
             return 0
         return guess.rotation if guess is not None and guess.confidence >= _MIN_GUESS_CONFIDENCE else 0
 
-    def _read_again(
-        self, batch: list[_Rendered], wanted: dict[int, list[int]], dpi: int
-    ) -> dict[int, _Readings]:
-        """The second readings: when they cannot be had (tesseract timed out), the pages keep
-        their first."""
+    def _read_again(self, page: _Rendered, rotations: list[int]) -> _Readings:
+        """The second readings: when they cannot be had (tesseract timed out), the page keeps its
+        first."""
         try:
-            return self._read_each(batch, wanted, dpi)
+            return self._read_each(page, rotations)
         except OCRError as exc:
-            log.warning("orientation_failed", pages=sorted(wanted), error_code=exc.code, error=exc.message)
+            log.warning("orientation_failed", page=page.number, error_code=exc.code, error=exc.message)
             return {}
 
-    def _read_each(
-        self, batch: list[_Rendered], wanted: dict[int, list[int]], dpi: int
-    ) -> dict[int, _Readings]:
-        """The readings of each page turned by each of the rotations wanted for it, all in one
-        tesseract process. A turn whose image cannot be made is read as the page came instead
-        (or left out, when that is wanted too)."""
-        images: list[tuple[int, int, Path]] = []
-        for page in batch:
-            for rotation in wanted.get(page.number, []):
-                path = _turned(page, rotation)
-                if path is None and 0 not in wanted[page.number]:
-                    rotation, path = 0, page.path
-                if path is not None and (page.number, rotation, path) not in images:
-                    images.append((page.number, rotation, path))
-        if not images:
-            return {}
-        try:
-            pages = run_tesseract([path for _, _, path in images], dpi=dpi, language=self.language)
-        finally:
-            for _, rotation, path in images:
-                if rotation:
-                    path.unlink(missing_ok=True)
-        readings: dict[int, _Readings] = {}
-        for (number, rotation, _), words in zip(images, pages, strict=True):
-            readings.setdefault(number, {})[rotation] = words
+    def _read_each(self, page: _Rendered, rotations: list[int]) -> _Readings:
+        """The readings of the page turned by each of rotations. A turn whose image cannot be
+        made is read as the page came instead (or left out, when that is wanted too)."""
+        readings: _Readings = {}
+        for wanted in rotations:
+            rotation, image = wanted, _turned(page, wanted)
+            if image is None:
+                if 0 in rotations:
+                    continue
+                rotation, image = 0, page.image
+            if rotation in readings:
+                continue
+            try:
+                readings[rotation] = reader(self.language).read(image, dpi=page.dpi)
+            except TesseractFailedError as refused:
+                readings[rotation] = refused
         return readings
 
 
@@ -230,6 +190,15 @@ _MIN_GUESS_CONFIDENCE = 2.0
 # many confidently read letters, and _BETTER_BY more. Ties keep the page as it came.
 _BETTER_RATIO = 1.10
 _BETTER_BY = 10.0
+
+
+def _other_ways_up(page: _Rendered, turn: int) -> list[int]:
+    """The turns to read a page at when its reading at `turn` is doubtful: lines across the page
+    leave upside down; lines up and down, the other quarter turn, or none (vertical text), when
+    the guess was wrong or there was none."""
+    if not page.sideways:
+        return [180]
+    return [0, (turn + 180) % 360] if turn else [90, 270]
 
 
 def _doubtful(words: list[TsvWord] | TesseractFailedError, rotation: int) -> bool:
@@ -263,16 +232,16 @@ def _choose(readings: _Readings) -> int:
 @dataclass(frozen=True, slots=True)
 class _Rendered:
     number: int
-    path: Path  # the page as rendered, straightened by skew
+    image: Image.Image  # the page as rendered, straightened by skew: 8-bit grayscale
     dpi: int
     skew: float  # degrees of counter-clockwise tilt straightened (0.0: level enough as it came)
     sideways: bool  # its lines run up and down: guess which way up before reading it
     undrawn: str  # form fields' text the render leaves out (a chunk has no form to draw them)
 
 
-def _render(document: pdfium.PdfDocument, index: int, number: int, scratch: Path) -> _Rendered | PageResult:
-    """The page rendered to a TIFF in scratch, straightened, or its result when it needs no OCR
-    (blank) or cannot be read (a failed page)."""
+def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered | PageResult:
+    """The page rendered, straightened, or its result when it needs no OCR (blank) or cannot be
+    read (a failed page)."""
     try:
         page = load_page(document, index, number)
         try:
@@ -287,11 +256,9 @@ def _render(document: pdfium.PdfDocument, index: int, number: int, scratch: Path
         skew = lines.skew if abs(lines.skew) >= MIN_SKEW else 0.0
         if skew:
             image = straighten(image, skew)
-        path = scratch / f"{number:06d}.tif"
-        image.save(path, format="TIFF", dpi=(dpi, dpi))
     except (OCRError, MemoryError) as exc:
         return failed_page(number, exc)
-    return _Rendered(number, path, dpi, skew, lines.sideways, undrawn)
+    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn)
 
 
 def _measure(image: Image.Image, number: int, dpi: int) -> Lines:
@@ -310,23 +277,14 @@ def _measure(image: Image.Image, number: int, dpi: int) -> Lines:
         return LEVEL
 
 
-def _turned(page: _Rendered, rotation: int) -> Path | None:
-    """The page's image turned clockwise by rotation, as a file beside it; None (logged) when it
-    cannot be made, so the page is read without that turn."""
-    if rotation == 0:
-        return page.path
-    path = page.path.with_name(f"{page.number:06d}-{rotation}.tif")
+def _turned(page: _Rendered, rotation: int) -> Image.Image | None:
+    """The page's image turned clockwise by rotation; None (logged) when it cannot be made, so
+    the page is read without that turn."""
     try:
-        # Our own render, within MAX_RENDER_PIXELS: not a decompression bomb, however large.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            image = Image.open(page.path)
-        with image:
-            turn(image, rotation).save(path, format="TIFF", dpi=(page.dpi, page.dpi))
+        return turn(page.image, rotation)
     except (OSError, ValueError, MemoryError) as exc:
         log.warning("orientation_failed", page=page.number, error_code="turn_failed", error=str(exc))
         return None
-    return path
 
 
 def _page_result(page: _Rendered, words: list[TsvWord], rotation: int) -> PageResult:

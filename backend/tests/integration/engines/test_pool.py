@@ -12,7 +12,7 @@ import psutil
 from PIL import Image
 from structlog.testing import capture_logs
 
-from app.engines._tesseract_exec import run_tesseract
+from app.engines._tesseract_exec import tesseract_process
 from app.engines.null import NullEngine
 from app.engines.pool import make_ocr_pool, recognize_in_process, stop_ocr_pool
 from app.pdf.samples import make_born_digital_pdf, page_text, render_scan
@@ -88,9 +88,10 @@ def _four_pages_in_one_image(path: Path) -> Path:
 
 
 def test_stopping_a_busy_pool_kills_its_processes_and_their_tesseract(tmp_path: Path) -> None:
+    """The tesseract command an OCR process runs (its orientation guess) dies with it."""
     image = _four_pages_in_one_image(tmp_path / "four.tif")
     pool = make_ocr_pool(2)
-    running = [pool.submit(run_tesseract, [image]) for _ in range(2)]
+    running = [pool.submit(tesseract_process, str(image), "stdout", "--dpi", "300", "tsv") for _ in range(2)]
     server = _forkserver()
     # Past its first second of CPU, tesseract has written its TSV header: a tesseract whose parent
     # dies before that dies of SIGPIPE on the write, armed or not.

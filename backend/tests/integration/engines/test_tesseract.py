@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
+from PIL import Image
 from pypdf import PdfReader, PdfWriter
 
-from app.engines._tesseract_exec import run_tesseract
+from app.engines._tesseract_api import reader
 from app.engines.errors import EngineUnavailableError, PageRenderError, TesseractFailedError
 from app.engines.tesseract import TesseractEngine
 from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
@@ -94,24 +95,17 @@ def test_one_unreadable_page_fails_alone_inside_a_batch(tmp_path: Path) -> None:
     assert "too large to OCR even at 50 DPI" in failed.error.message
 
 
-def test_an_image_tesseract_refuses_fails_alone_inside_a_batch(tmp_path: Path, scan_2p: Sample) -> None:
+def test_an_image_tesseract_refuses_is_a_page_failure_with_its_reason_and_the_next_one_reads(
+    scan_2p: Sample,
+) -> None:
     pdf = pdfium.PdfDocument(scan_2p.data)
-    images = []
-    for index in range(2):
-        path = tmp_path / f"{index}.tif"
-        pdf[index].render(scale=300 / 72).to_pil().convert("L").save(path, dpi=(300, 300))
-        images.append(path)
-    broken = tmp_path / "broken.tif"
-    broken.write_bytes(b"II*\x00" + bytes(64))  # a TIFF header and nothing readable
-    pages = run_tesseract([images[0], broken, images[1]])
-    assert isinstance(pages[0], list)
-    assert isinstance(pages[2], list)
-    assert cer(scan_2p.texts[0], " ".join(w.text for w in pages[0])) < 0.05
-    assert cer(scan_2p.texts[1], " ".join(w.text for w in pages[2])) < 0.05
-    refused = pages[1]
-    assert isinstance(refused, TesseractFailedError)
-    assert refused.context["image_index"] == 1
-    assert not refused.retryable
+    image = pdf[0].render(scale=300 / 72).to_pil().convert("L")
+    with pytest.raises(TesseractFailedError) as refused:
+        reader("eng").read(Image.new("L", (40_000, 10), 255), dpi=300)  # wider than tesseract takes
+    assert "Image too large" in refused.value.message
+    assert not refused.value.retryable
+    words = reader("eng").read(image, dpi=300)
+    assert cer(scan_2p.texts[0], " ".join(w.text for w in words)) < 0.05
 
 
 def test_a_chunk_that_is_not_a_pdf_is_a_render_error() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.engines._tesseract_exec import _complete_pages, _words_of_pages, words_to_text
+from app.engines._tesseract_exec import tsv_words, words_to_text
 from app.engines.errors import TesseractFailedError
 
 HEADER = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext"
@@ -40,7 +40,7 @@ TWO_PAGES = "\n".join(
 
 
 def test_words_per_page_and_text() -> None:
-    first, second = _words_of_pages(TWO_PAGES, 2)
+    first, second = tsv_words(TWO_PAGES, 2)
     assert [w.text for w in first] == ["Hello", 'world,"quoted"', "again", "New", "Block"]
     assert words_to_text(first) == 'Hello world,"quoted"\nagain\n\nNew\n\nBlock'
     assert first[0].confidence == 96.5
@@ -49,14 +49,9 @@ def test_words_per_page_and_text() -> None:
 
 
 def test_a_page_without_words_is_still_a_page() -> None:
-    assert _words_of_pages("\n".join([HEADER, row(1, 1)]), 1) == [[]]
+    assert tsv_words("\n".join([HEADER, row(1, 1)]), 1) == [[]]
 
 
 def test_missing_pages_are_an_error() -> None:
     with pytest.raises(TesseractFailedError):
-        _words_of_pages("\n".join([HEADER, row(1, 1)]), 2)
-
-
-def test_a_failed_batch_keeps_the_pages_it_finished() -> None:
-    assert len(_complete_pages(TWO_PAGES, 3)) == 2
-    assert _complete_pages(HEADER, 3) == []
+        tsv_words("\n".join([HEADER, row(1, 1)]), 2)
