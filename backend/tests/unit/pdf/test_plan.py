@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -35,21 +37,35 @@ def test_default_plan_covers_every_page_once(pages: int, workers: int, pages_per
     assert max(r.page_count for r in ranges) <= MAX_CHUNK_PAGES
 
 
-def test_a_20_page_scan_keeps_two_workers_busy() -> None:
+def test_a_20_page_scan_keeps_two_workers_busy_to_the_end() -> None:
     ranges = plan_chunks(20, None, 2)
     assert len(ranges) >= 2 * 2  # at least two chunks per worker
-    assert [r.page_count for r in ranges] == [3, 3, 3, 3, 2, 2, 2, 2]  # even, larger first
+    # Each round of two chunks takes half the pages left: the last chunks are single pages.
+    assert [r.page_count for r in ranges] == [5, 5, 3, 3, 1, 1, 1, 1]
     # Workers pull chunks in order as they finish: alternate pulls give each worker 10 pages.
     assert sum(r.page_count for r in ranges[0::2]) == sum(r.page_count for r in ranges[1::2]) == 10
 
 
 @pytest.mark.parametrize("workers", [1, 2, 4, 8])
-def test_small_files_give_every_worker_several_chunks(workers: int) -> None:
-    assert len(plan_chunks(20, None, workers)) >= min(20, 2 * workers)
+def test_small_files_give_every_worker_a_chunk_and_end_on_single_pages(workers: int) -> None:
+    sizes = [r.page_count for r in plan_chunks(20, None, workers)]
+    assert len(sizes) >= max(2, workers)
+    assert sizes == sorted(sizes, reverse=True)  # largest first
+    assert sizes[-1] == 1  # the last chunk, the one the others may wait for, is a single page
+
+
+@given(st.integers(1, 20_000), st.integers(1, 300))
+def test_tapered_plans_never_grow_and_stay_bounded(pages: int, workers: int) -> None:
+    sizes = [r.page_count for r in plan_chunks(pages, None, workers)]
+    assert sum(sizes) == pages
+    assert sizes == sorted(sizes, reverse=True)
+    assert max(sizes) <= MAX_CHUNK_PAGES
+    # at most the larger of 200, two per worker and what 50-page chunks need, and a last short one
+    assert len(sizes) <= max(200, 2 * workers, math.ceil(pages / MAX_CHUNK_PAGES)) + 1
 
 
 @pytest.mark.parametrize(
-    ("workers", "chunks", "size"), [(1, 40, 50), (2, 40, 50), (16, 64, 32), (64, 200, 10)]
+    ("workers", "chunks", "size"), [(1, 43, 50), (2, 45, 50), (16, 77, 50), (64, 162, 16)]
 )
 def test_a_2000_page_file_has_a_bounded_chunk_count(workers: int, chunks: int, size: int) -> None:
     ranges = plan_chunks(2000, None, workers)
