@@ -2,7 +2,8 @@
 
 py-spy samples every Python process of one run (the command, which runs the worker, the OCR
 processes' forkserver, the OCR processes), idle or not, main threads only. tesseract is
-not Python: an OCR process waiting on it is counted as tesseract's time.
+not Python: an OCR process in it (libtesseract, or the command for an orientation guess) is
+counted as tesseract's time.
 
     uv run python -m bench.where [--kind degraded|dense] [--pages 20] [--rate 50]
 
@@ -35,12 +36,12 @@ ROLES = (
 
 # What an OCR process is doing, by a frame on the sampled stack (first match wins).
 STEPS = (
-    ("tesseract running", ("run_tesseract", "detect_orientation")),
+    ("tesseract running", ("TesseractReader.read", "detect_orientation")),
     ("page image: decode and size, or render", ("page_image", "scan_image", "PdfPage.render", "render_gray")),
     ("straighten, measure lines", ("_orientation.py",)),
-    ("write page images", ("Image.save",)),
+    ("write page images (orientation guess)", ("Image.save",)),
     ("open the chunk", ("open_pdf", "ScanPages")),
-    ("read tesseract's output", ("_words_of_pages", "_page_result")),
+    ("read tesseract's output", ("tsv_words", "_page_result")),
     ("start: imports, engine checks", ("_find_and_load", "warm_up", "_start_ocr_process")),
     ("wait for a chunk", ("Queue.get (multiprocessing/queues.py",)),
 )

@@ -50,6 +50,9 @@ class AutoEngine:
     def __init__(self, language: str = DEFAULT_LANGUAGE) -> None:
         self.tesseract = TesseractEngine(language)  # what pages without real text are read in
 
+    def warm(self) -> None:
+        self.tesseract.warm()
+
     def version(self) -> str:
         return f"auto (text layer + {self.tesseract.version()})"
 

@@ -115,3 +115,6 @@ class OcrEngine(Protocol):
     def recognize(self, pdf_bytes: bytes, first_page_number: int) -> list[PageResult]:
         """One PageResult per page of pdf_bytes, numbered from first_page_number."""
         ...
+
+    # Optional: `warm() -> None`, what the engine loads once for every page (tesseract's model),
+    # called by a worker's OCR processes at start-up (pool.warm_up).

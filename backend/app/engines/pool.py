@@ -318,8 +318,13 @@ def _stop_forkserver() -> None:
 
 
 def warm_up(engine_name: str, language: str = DEFAULT_LANGUAGE) -> str:
-    """Run once per pool process before real work: imports, engine construction, binary checks."""
-    return get_engine(engine_name, language).version()
+    """Run once per pool process before real work: imports, engine construction, binary checks,
+    and what an engine loads once for every page (`warm`, where it has one: tesseract's model)."""
+    engine = get_engine(engine_name, language)
+    warm = getattr(engine, "warm", None)
+    if warm is not None:
+        warm()
+    return engine.version()
 
 
 def recognize_in_process(

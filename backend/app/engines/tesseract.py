@@ -73,11 +73,9 @@ class TesseractEngine:
 
     def __init__(self, language: str = DEFAULT_LANGUAGE) -> None:
         self.language = language  # tesseract's -l: eng, rus, eng+deu
-        # Fail at construction, not on the first page, when the binary or the language is missing;
-        # the model is loaded here too (an OCR process's warm-up builds the engine), not on a page.
+        # Fail at construction, not on the first page, when the binary or the language is missing.
         tesseract_binary()
         require_languages(language)
-        reader(language)
         # Without the osd data pages are still straightened, but never turned by OSD's guess.
         self._can_guess = has_orientation_data()
         if not self._can_guess:
@@ -85,6 +83,11 @@ class TesseractEngine:
 
     def version(self) -> str:
         return tesseract_version()
+
+    def warm(self) -> None:
+        """Load the model now (a worker's OCR processes at start-up), not on the first page. Not
+        at construction: the planner's text pass builds engines it never reads a scan with."""
+        reader(self.language)
 
     def recognize(self, pdf_bytes: bytes, first_page_number: int) -> list[PageResult]:
         with open_pdf(pdf_bytes) as document:

@@ -53,15 +53,17 @@ def plan_chunks(
 
     - every worker stays busy to the end: workers pull chunks in order as they
       finish, so they end within about one chunk of each other, and the last
-      chunks are the smallest (a 20-page scan on 2 workers: 5, 5, 3, 3, 1, 1,
-      1, 1; with 8 equal chunks of 2-3 pages one OCR process sat idle for a
-      2-page chunk's time at the end, about 8 % of the run);
+      chunks are the smallest (a 20-page scan on 2 workers: 3, 3, 3, 3, 2, 2,
+      1, 1, 1, 1; with 8 equal chunks of 2-3 pages one OCR process sat idle
+      for up to a 2-page chunk's time at the end);
     - per-chunk overhead stays negligible: each chunk costs a database row,
       an upload and a queue job (tens of milliseconds; tesseract's model is
       loaded once per OCR process, not per chunk), and chunks are never
       smaller than a 200th of the document (or of two chunks per worker, for a
       large pool), so a 2,000-page file on 2 workers has 45 chunks; a chunk
-      never exceeds 50 pages, the most work one lost lease can throw away.
+      never exceeds 50 pages, the most work one lost lease can throw away, nor
+      an even share in default_chunk_count() pieces (4 per worker), so the
+      first chunks are no larger than equal chunks were.
 
     For an engine that takes several pages per request (pages_per_request,
     from its app.engines.specs entry: google-vision, 5), chunk sizes are
@@ -93,13 +95,16 @@ def _uniform(page_count: int, size: int) -> list[PageRange]:
 def _tapered(page_count: int, workers: int) -> list[PageRange]:
     """Rounds of `workers` equal chunks, each round sharing half the pages left among them
     (factoring: Hummel, Schonberg and Flynn, CACM 35(8), 1992), between a floor that bounds the
-    count and MAX_CHUNK_PAGES."""
+    count and the even share of default_chunk_count()."""
     workers = max(1, workers)
     smallest = math.ceil(page_count / max(MAX_CHUNKS, workers * MIN_CHUNKS_PER_WORKER))
+    # No chunk larger than an even share in default_chunk_count() pieces: what planning holds of
+    # a file in memory at a time (a chunk's PDF, cut and stored) stays what it was.
+    largest = min(MAX_CHUNK_PAGES, math.ceil(page_count / default_chunk_count(page_count, workers)))
     sizes: list[int] = []
     left = page_count
     while left > 0:
-        size = min(MAX_CHUNK_PAGES, max(smallest, math.ceil(left / (2 * workers))))
+        size = min(largest, max(smallest, math.ceil(left / (2 * workers))))
         for _ in range(workers):
             take = min(size, left)
             if take == 0:

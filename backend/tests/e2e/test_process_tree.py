@@ -1,4 +1,4 @@
-"""A worker's processes end with it: forkserver, OCR processes, tesseract, resource tracker.
+"""A worker's processes end with it: forkserver, OCR processes, the tesseract they run, resource tracker.
 
 Real `chunk-ocr worker` and `arq app.worker.WorkerSettings` processes. Only the worker's own PID
 is signalled, never its process group: what matters is what outlives the worker alone (as when
@@ -127,12 +127,17 @@ async def _started(process: subprocess.Popen[bytes], log: Path) -> bool:
     return '"worker_started"' in text
 
 
-async def _tree_running_tesseract(pid: int) -> list[psutil.Process] | None:
+async def _tree_reading(pid: int) -> list[psutil.Process] | None:
+    """The worker's tree once one of its OCR processes is reading a page (tesseract runs inside
+    it): past half a second of CPU, more than its warm-up (forked, it imports nothing; loading
+    tesseract's model is about 0.15 s)."""
     tree = psutil.Process(pid).children(recursive=True)
     for process in tree:
         with contextlib.suppress(psutil.Error):
-            if process.name() == "tesseract":
-                return tree
+            if "multiprocessing.forkserver" in " ".join(process.cmdline()) and process.ppid() != pid:
+                times = process.cpu_times()
+                if times.user + times.system > 0.5:
+                    return tree
     return None
 
 
@@ -149,7 +154,7 @@ async def test_kill_9_of_a_busy_worker_leaves_none_of_its_processes(
     document_id = submit(env, tmp_path / "scan.pdf", chunk_pages=2)
     worker = start_worker(env, "victim")
     await wait_for(lambda: processing_by_someone(pool, document_id), 30, "a chunk in processing")
-    tree = await wait_for(lambda: _tree_running_tesseract(worker.pid), 20, "tesseract in the worker's tree")
+    tree = await wait_for(lambda: _tree_reading(worker.pid), 20, "an OCR process reading a page")
     watched += tree
     assert _ocr_processes(worker.pid, tree) == OCR_PROCESSES, _describe(tree)
 

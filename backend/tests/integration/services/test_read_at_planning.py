@@ -123,7 +123,7 @@ async def test_an_engine_that_reads_no_text_layer_plans_as_before(
     )
 
     assert {c.status for c in started.chunks} == {ChunkStatus.PENDING}
-    assert await _queued(arq_redis) == len(started.chunks) == 4  # plan_chunks: 6 pages on 2 workers
+    assert await _queued(arq_redis) == len(started.chunks) == 6  # plan_chunks: 6 pages on 2 workers
 
 
 async def test_a_planner_that_dies_before_merging_leaves_the_merge_to_the_sweep(
