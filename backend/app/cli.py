@@ -9,7 +9,6 @@ but some pages could not be read (their text is missing from the output).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import json
 import os
@@ -17,16 +16,21 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from uuid import UUID
 
-from app.core.config import Settings, load_settings
 from app.core.errors import OCRError
-from app.core.logging import configure_logging
 from app.engines.forkserver import start_forkserver
-from app.engines.registry import available_engines
+from app.engines.specs import ENGINE_SPECS
 from app.local.exit_codes import ExitCode
 
-ENGINES = available_engines()
+if TYPE_CHECKING:
+    from app.core.config import Settings
+
+# What this module imports is what `run` loads before it starts its forkserver (main): the
+# settings, the logging, asyncio and the rest are imported after, while the server imports the
+# engines on the other core.
+ENGINES = tuple(ENGINE_SPECS)
 _LANG_HELP = (
     "the document's language, tesseract's codes joined by +: rus, eng+deu (default: OCR_LANGUAGE, eng)"
 )
@@ -189,9 +193,6 @@ def _outputs(value: str) -> tuple[str, ...]:
 
 
 async def _run(settings: Settings, args: argparse.Namespace, started: float) -> int:
-    # The forkserver first, before this process imports the rest: the OCR processes (and the
-    # planner's text pass) are forked from it, and its imports run on the other core meanwhile.
-    start_forkserver()
     engine = _usable_engine(args.engine or settings.ocr_engine, args.language)
     from app.local.run import print_report, run_pdfs
     from app.local.stack import open_stack
@@ -265,6 +266,8 @@ async def _retry(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    import asyncio
+
     from app.local.serve import serve
     from app.local.stack import resolve_services
 
@@ -356,6 +359,8 @@ def _sample(args: argparse.Namespace) -> int:
 
 def _worker(settings: Settings) -> int:
     """The worker, on the services `submit` uses: with nothing configured, the embedded servers."""
+    import asyncio
+
     if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
         from app.local.stack import embedded_notice, resolve_services
 
@@ -377,6 +382,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     args = _parser().parse_args(argv)
     try:
+        if args.command == "run":
+            _check_inputs(args.pdfs)
+            # The forkserver first, before this process imports the rest: the OCR processes (and
+            # the planner's text pass) are forked from it, and its imports run on the other core
+            # meanwhile.
+            start_forkserver()
+        import asyncio
+
+        from app.core.config import load_settings
+        from app.core.logging import configure_logging
+
         settings = load_settings()
         # Commands a person runs print their own one-line results; structured logs are for
         # workers and for whoever asks for them with LOG_LEVEL.
@@ -384,7 +400,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging("WARNING" if quiet else settings.log_level)
         match args.command:
             case "run":
-                _check_inputs(args.pdfs)
                 args.language = _usable_language(
                     args.engine or settings.ocr_engine, args.language or settings.ocr_language
                 )

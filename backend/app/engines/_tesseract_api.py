@@ -42,6 +42,7 @@ from PIL import Image
 
 from app.engines._tesseract_exec import TsvWord, tsv_words
 from app.engines.errors import EngineUnavailableError, TesseractFailedError, TesseractTimeoutError
+from app.engines.languages import learned_installed
 
 _PSM_AUTO = 3  # fully automatic page segmentation, no OSD: the tesseract command's default
 # The command's header row: the library gives the rows alone.
@@ -91,11 +92,20 @@ def _library() -> ctypes.CDLL:
         ("TessMonitorCreate", [], handle),
         ("TessMonitorSetDeadlineMSecs", [handle, integer], None),
         ("TessMonitorDelete", [handle], None),
+        ("TessVersion", [], char_p),
+        ("TessBaseAPIGetAvailableLanguagesAsVector", [handle], ctypes.POINTER(ctypes.c_char_p)),
+        ("TessDeleteTextArray", [ctypes.POINTER(ctypes.c_char_p)], None),
     ):
         function = getattr(lib, name)
         function.argtypes = argtypes
         function.restype = restype
     return lib
+
+
+def version() -> str:
+    """What reads the pages, as `tesseract --version` names it on its first line ("tesseract
+    5.3.0"; the command prints the library's own version)."""
+    return f"tesseract {_library().TessVersion().decode()}"
 
 
 class TesseractReader:
@@ -113,6 +123,23 @@ class TesseractReader:
         # What tesseract prints on its stderr; open as long as the reader (close()).
         self._said: BinaryIO = tempfile.TemporaryFile()  # noqa: SIM115
         self._lib.TessBaseAPISetPageSegMode(self._handle, _PSM_AUTO)
+        learned_installed(self._available())
+
+    def _available(self) -> tuple[str, ...]:
+        """The languages in the directory this reader loaded its own from: what `tesseract
+        --list-langs` lists (the command asks the library the same question)."""
+        listed = self._lib.TessBaseAPIGetAvailableLanguagesAsVector(self._handle)
+        if not listed:
+            return ()
+        try:
+            names = []
+            for name in listed:
+                if name is None:
+                    break
+                names.append(name.decode("utf-8", "replace"))
+        finally:
+            self._lib.TessDeleteTextArray(listed)
+        return tuple(sorted(set(names)))
 
     def read(self, image: Image.Image, *, dpi: int, timeout: float = 300) -> list[TsvWord]:
         """The words tesseract reads on image (8-bit grayscale, or converted to it) at dpi."""

@@ -2,7 +2,7 @@
 reading tesseract's TSV.
 
 Pages are read inside the OCR process (_tesseract_api.py); the command runs for what the
-library does not answer as simply: its version, the languages installed, and the orientation
+library does not answer as simply: the languages installed (before a model is loaded), and the orientation
 guess (--psm 0) on the few pages whose lines run up and down, from an uncompressed TIFF in a
 scratch directory in memory (/dev/shm when it has room).
 
@@ -80,13 +80,6 @@ def tesseract_process(*args: str, timeout: float | None = None) -> subprocess.Co
         check=False,
         env=_ENV,
     )
-
-
-@cache
-def tesseract_version() -> str:
-    out = tesseract_process("--version")
-    first = (out.stdout or out.stderr).decode("utf-8", "replace").splitlines()
-    return first[0].strip() if first else "tesseract"
 
 
 @contextmanager

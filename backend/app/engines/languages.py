@@ -4,7 +4,9 @@ Asked once per process (`tesseract --list-langs`): a worker's probe asks at star
 worker advertises the answer beside its engines, so the API can refuse a language no worker
 has; the command line asks before it starts anything; an OCR process asks when it builds a
 tesseract for a language, so a chunk in a language this machine lacks fails at once, for
-good (`engine_unavailable`), and is never read in another one.
+good (`engine_unavailable`), and is never read in another one. A process that has loaded a
+model already (an OCR process's warm-up) has the answer from the library
+(learned_installed) and runs no command.
 """
 
 from __future__ import annotations
@@ -21,9 +23,23 @@ class LanguageNotInstalledError(EngineUnavailableError):
     """tesseract has no trained data here for a language asked for: a deployment problem."""
 
 
-@cache
+_from_library: tuple[str, ...] | None = None
+
+
+def learned_installed(languages: tuple[str, ...]) -> None:
+    """What libtesseract listed when it loaded a model in this process: installed_languages()
+    answers with it from then on."""
+    global _from_library
+    _from_library = languages
+
+
 def installed_languages() -> tuple[str, ...]:
     """Every code `tesseract --list-langs` lists (osd included), sorted."""
+    return _from_library if _from_library is not None else _listed_by_command()
+
+
+@cache
+def _listed_by_command() -> tuple[str, ...]:
     done = tesseract_process("--list-langs", timeout=60)
     if done.returncode != 0:
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()

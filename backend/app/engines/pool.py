@@ -44,10 +44,12 @@ from app.core.logging import configure_logging, get_logger
 from app.engines._lifetime import arm_ocr_process
 from app.engines._limits import Limits, memory_error, set_limits
 from app.engines._pages import marker_record, track_task, without_pages
+from app.engines._tesseract_api import reader
 from app.engines.base import PageResult
-from app.engines.errors import OcrProcessDiedError
+from app.engines.errors import EngineError, OcrProcessDiedError
 from app.engines.forkserver import start_forkserver
 from app.engines.registry import get_engine, use_settings
+from app.engines.specs import engine_spec
 
 log = get_logger(__name__)
 _MIB = 1 << 20
@@ -319,7 +321,14 @@ def _stop_forkserver() -> None:
 
 def warm_up(engine_name: str, language: str = DEFAULT_LANGUAGE) -> str:
     """Run once per pool process before real work: imports, engine construction, binary checks,
-    and what an engine loads once for every page (`warm`, where it has one: tesseract's model)."""
+    and what an engine loads once for every page (`warm`, where it has one: tesseract's model).
+
+    tesseract's model is loaded first: the languages the library then lists spare the engine's
+    checks a `tesseract --list-langs` (and the version comes from the library too), so a warm-up
+    runs no command. When it cannot be loaded, the engine's own checks say why."""
+    if engine_spec(engine_name).tesseract_languages:
+        with contextlib.suppress(EngineError):
+            reader(language)
     engine = get_engine(engine_name, language)
     warm = getattr(engine, "warm", None)
     if warm is not None:

@@ -53,12 +53,12 @@ from app.engines._pages import (
     render_dpi,
 )
 from app.engines._tesseract_api import reader
+from app.engines._tesseract_api import version as library_version
 from app.engines._tesseract_exec import (
     TsvWord,
     detect_orientation,
     scratch_directory,
     tesseract_binary,
-    tesseract_version,
     words_to_text,
 )
 from app.engines.base import PageResult, Word
@@ -82,7 +82,7 @@ class TesseractEngine:
             log.warning("orientation_unavailable", reason="tesseract has no osd language data")
 
     def version(self) -> str:
-        return tesseract_version()
+        return library_version()
 
     def warm(self) -> None:
         """Load the model now (a worker's OCR processes at start-up), not on the first page. Not

@@ -240,7 +240,7 @@ def _missing_pages(merged: MergedResult) -> str:
 async def _wait(
     stack: LocalStack, docs: list[StartedDocument], worker: InlineWorker | None, show_progress: bool
 ) -> dict[UUID, Document]:
-    """Poll until every document is completed or failed, drawing a progress bar on a terminal."""
+    """Wait until every document is completed or failed, drawing a progress bar on a terminal."""
     total_pages = sum(d.document.page_count for d in docs)
     total_chunks = sum(len(d.chunks) for d in docs)
     progress = Progress(
@@ -269,8 +269,10 @@ async def _wait(
                 if worker is not None and isinstance(failure := worker.failure(), OCRError):
                     raise failure
                 raise OCRError("the worker stopped before the documents finished")
-            if len(finished) < len(docs):
-                await asyncio.sleep(0.1)
+            if len(finished) < len(docs) and worker is not None:
+                # asked again as each job ends (the last chunk's merge ends a document), else
+                # every tenth of a second for the progress bar
+                await worker.next_job_end(0.1)
     return {doc_id: report.document for doc_id, report in finished.items()}
 
 

@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,9 @@ class InlineWorker:
     worker: ChunkOcrWorker
     task: asyncio.Task[None]
     log_path: Path  # the worker's log lines (JSON, one event a line), appended
+    grace: float  # how long a stop waits for the running jobs (WORKER_GRACE_SECONDS)
+    job_ended: asyncio.Event = field(default_factory=asyncio.Event)  # set as each job ends
+    _stopping: asyncio.Task[None] | None = None
 
     @classmethod
     def start(cls, settings: Settings, log_path: Path) -> InlineWorker:
@@ -50,9 +53,21 @@ class InlineWorker:
         configure_logging(level, file=log_path)  # the command's lines too, while the worker runs
         options = worker_settings(settings)
         options["ctx"][PROBE_ENGINES] = False
+        job_ended = asyncio.Event()
+
+        async def after_job_end(ctx: dict[str, object]) -> None:
+            job_ended.set()
+
+        options["after_job_end"] = after_job_end
         worker = ChunkOcrWorker(**options, handle_signals=False)  # Ctrl-C is the command's
         worker.main_task = asyncio.get_running_loop().create_task(worker.main(), name="chunk-ocr-worker")
-        return cls(worker, worker.main_task, log_path)
+        return cls(worker, worker.main_task, log_path, settings.worker_grace_seconds, job_ended)
+
+    async def next_job_end(self, seconds: float) -> None:
+        """Return when a job ends (a chunk, a document's merge), or after `seconds`."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.job_ended.wait(), seconds)
+        self.job_ended.clear()
 
     def alive(self) -> bool:
         return not self.task.done()
@@ -67,7 +82,20 @@ class InlineWorker:
         """Take no more jobs and finish the running ones (what SIGTERM does to a worker process),
         without waiting: the worker shuts down while the command writes its outputs."""
         if self.worker.allow_pick_jobs and self.alive():
-            self.worker.handle_sig_wait_for_completion(signal.SIGTERM)
+            self.worker.allow_pick_jobs = False
+            self._stopping = asyncio.get_running_loop().create_task(self._finish_then_stop())
+
+    async def _finish_then_stop(self) -> None:
+        """arq's handle_sig_wait_for_completion, without its polling: it looks every 0.1 s
+        whether the jobs are done, and a run whose last job had ended waited that long to exit.
+        Here the jobs are awaited; those still running after the grace period are cancelled."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.grace
+        while (running := [t for t in self.worker.tasks.values() if not t.done()]) and (
+            left := deadline - loop.time()
+        ) > 0:
+            await asyncio.wait(running, timeout=left)
+        self.worker.handle_sig(signal.SIGTERM)  # cancels what still runs, and the main task
 
     async def stop(self) -> None:
         """Finish the running chunks (up to the grace period), then stop the OCR processes and
@@ -76,6 +104,8 @@ class InlineWorker:
         try:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait({self.task})
+                if self._stopping is not None:
+                    await self._stopping
             await self.worker.close()
         finally:
             self.failure()  # retrieved: asyncio would report it as never retrieved

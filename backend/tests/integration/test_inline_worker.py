@@ -128,3 +128,44 @@ async def test_an_error_that_ends_it_at_start_up_is_kept_for_the_command(
             assert str(port) in str(worker.failure())
         finally:
             await worker.stop()  # an ended worker stops without raising
+
+
+@pytest.mark.timeout(180)
+async def test_a_stop_lets_the_running_chunk_finish_and_its_end_wakes_the_command(
+    worker_settings_: Settings, arq_redis: ArqRedis, tmp_path: Path, restore_logging: None
+) -> None:
+    """stop() awaits the running jobs itself (arq's own wait looked every 0.1 s whether they were
+    done); the chunk it was reading is finished and recorded, not cancelled. next_job_end, which
+    the command waits on between its status reads, returns when that chunk's job ends."""
+    settings = worker_settings_.model_copy(update={"ocr_engine": "tesseract"})
+    pdf = tmp_path / "three.pdf"
+    make_scanned_pdf(pdf, 3, seed=2)
+    core = await open_queued_core(settings)
+    worker = InlineWorker.start(settings, tmp_path / "run.log")
+    try:
+        matter = await core.documents.matter_named("inline-stop")
+        started = await core.documents.submit(
+            pdf, matter_id=matter, engine="tesseract", language="eng", chunk_pages=3, workers=1
+        )
+
+        async def progress() -> tuple[int, int]:
+            report = await core.documents.status(started.document.id, with_failed=False)
+            return report.progress.processing, report.progress.completed
+
+        deadline = asyncio.get_running_loop().time() + 60
+        while (await progress())[0] == 0:  # its one chunk is being read
+            assert worker.alive(), worker.failure()
+            assert asyncio.get_running_loop().time() < deadline, "the chunk never started"
+            await asyncio.sleep(0.02)
+        worker.request_stop()
+        woken = 0
+        while (await progress())[1] == 0:
+            await asyncio.wait_for(worker.next_job_end(3600), 120)  # not its timeout: a job's end
+            woken += 1
+            assert woken <= 3, "woken without the chunk's end"
+        await worker.stop()
+        assert await progress() == (0, 1)  # finished and recorded, not cancelled midway
+        assert worker.failure() is None
+    finally:
+        await worker.stop()
+        await core.close()

@@ -8,6 +8,7 @@ inside the command: tests/integration/test_inline_worker.py.)
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -77,11 +78,12 @@ def test_the_command_freezes_its_heap_before_the_interpreter_exits(tmp_path: Pat
     assert (tmp_path / "page.pdf").is_file()
 
 
-def test_run_starts_the_forkserver_before_importing_the_planner(tmp_path: Path) -> None:
-    """The forkserver imports the engines while the command imports the planner and connects:
-    two cores at once, not one after the other. Seen from an import hook: when `run` first
-    imports app.local.run, its forkserver is already running. (The database here refuses
-    connections, so the command stops with its one-line error right after.)"""
+def test_run_starts_the_forkserver_before_importing_its_settings_and_the_planner(tmp_path: Path) -> None:
+    """The forkserver imports the engines while the command imports the rest (its settings,
+    logging, the planner) and connects: two cores at once, not one after the other. Seen from an
+    import hook: when `run` first imports app.core.config, and again app.local.run, its
+    forkserver is already running; importing app.cli itself imports neither. (The database here
+    refuses connections, so the command stops with its one-line error right after.)"""
     from app.pdf.samples import make_scanned_pdf
 
     make_scanned_pdf(tmp_path / "scan.pdf", 1, seed=1)
@@ -90,26 +92,60 @@ def test_run_starts_the_forkserver_before_importing_the_planner(tmp_path: Path) 
         import importlib.abc, os, sys
         import psutil
 
-        seen = []
+        seen = {}
 
         class Watch(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path, target=None):
-                if name == "app.local.run" and not seen:
-                    seen.append(sum(
+                if name in ("app.core.config", "app.local.run") and name not in seen:
+                    seen[name] = sum(
                         "multiprocessing.forkserver" in " ".join(p.cmdline())
                         for p in psutil.Process().children()
-                    ))
+                    )
                 return None
 
         sys.meta_path.insert(0, Watch())
         from app.cli import main
 
+        print("after importing app.cli", sorted(seen))
         os.environ |= {"DATABASE_URL": "postgresql://nobody@127.0.0.1:9/none", "REDIS_URL": "redis://127.0.0.1:9/0"}
         code = main(["run", "scan.pdf", "--engine", "tesseract"])
-        print("exit", code, "forkservers when the planner was imported", seen)
+        print("exit", code, "forkservers when each was first imported", seen)
         """,
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[-1:] == ["[1]"], done.stdout + done.stderr
+    assert "after importing app.cli []" in done.stdout, done.stdout
+    assert "{'app.core.config': 1, 'app.local.run': 1}" in done.stdout, done.stdout + done.stderr
     assert "chunk-ocr: error: " in done.stderr
+
+
+def test_an_ocr_process_warms_up_without_running_a_program() -> None:
+    """Its warm-up loads tesseract's model and takes the languages and the version from the
+    library: no `tesseract --list-langs`, `--version` or setpriv check (each was a fork and
+    exec of the OCR process on the way to its first page). What it learns is what those
+    commands say."""
+    done = _python(
+        """
+        import json, sys
+        from app.engines.pool import warm_up
+
+        started = []
+        sys.addaudithook(
+            lambda event, args: started.append((event, str(args)[:120]))
+            if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system")
+            else None
+        )
+        version = warm_up("tesseract", "eng")
+        from app.engines.languages import installed_languages
+        print(json.dumps({"started": started, "version": version, "languages": installed_languages()}))
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    warmed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert warmed["started"] == []
+    listed = subprocess.run(["tesseract", "--list-langs"], capture_output=True, text=True, check=True)
+    assert warmed["languages"] == sorted(
+        {line.strip() for line in listed.stdout.splitlines()[1:] if line.strip()}
+    )
+    said = subprocess.run(["tesseract", "--version"], capture_output=True, text=True, check=True)
+    assert warmed["version"] == (said.stdout or said.stderr).splitlines()[0].strip()
