@@ -18,10 +18,20 @@ from pathlib import Path
 BACKEND = Path(__file__).resolve().parents[2]
 
 
+# Python that records, in `started`, every program the process starts from then on.
+WATCH_PROGRAMS = """started = []
+sys.addaudithook(
+    lambda event, args: started.append((event, str(args)[:120]))
+    if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system")
+    else None
+)"""
+
+
 def _python(code: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(BACKEND)}
+    source = textwrap.dedent(code).replace("{WATCH_PROGRAMS}", WATCH_PROGRAMS)
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code), *args],
+        [sys.executable, "-c", source, *args],
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -37,12 +47,7 @@ def test_importing_the_commands_the_worker_and_the_engines_starts_no_program() -
         """
         import sys
 
-        started = []
-        sys.addaudithook(
-            lambda event, args: started.append((event, str(args)[:120]))
-            if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system")
-            else None
-        )
+        {WATCH_PROGRAMS}
         import app.cli, app.worker, app.engines.auto, app.engines.tesseract, app.engines.pool
         import app.pdf._pdfium, app.local.run
         print(started)
@@ -129,12 +134,7 @@ def test_an_ocr_process_warms_up_without_running_a_program() -> None:
         import json, sys
         from app.engines.pool import warm_up
 
-        started = []
-        sys.addaudithook(
-            lambda event, args: started.append((event, str(args)[:120]))
-            if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system")
-            else None
-        )
+        {WATCH_PROGRAMS}
         version = warm_up("tesseract", "eng")
         from app.engines.languages import installed_languages
         print(json.dumps({"started": started, "version": version, "languages": installed_languages()}))
