@@ -2,9 +2,9 @@
 reading tesseract's TSV.
 
 Pages are read inside the OCR process (_tesseract_api.py); the command runs for what the
-library does not answer as simply: the languages installed (before a model is loaded), and the orientation
-guess (--psm 0) on the few pages whose lines run up and down, from an uncompressed TIFF in a
-scratch directory in memory (/dev/shm when it has room).
+library does not answer as simply: the languages installed (in a process that has loaded no
+model), and the orientation guess (--psm 0) on the few pages whose lines run up and down, from
+an uncompressed TIFF in a scratch directory in memory (/dev/shm when it has room).
 
 Every tesseract gets SIGKILL when the process that started it dies (a killed
 OCR process must not leave it running, see _lifetime.py), through util-linux's

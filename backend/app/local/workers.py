@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,7 @@ class InlineWorker:
     task: asyncio.Task[None]
     log_path: Path  # the worker's log lines (JSON, one event a line), appended
     grace: float  # how long a stop waits for the running jobs (WORKER_GRACE_SECONDS)
-    job_ended: asyncio.Event = field(default_factory=asyncio.Event)  # set as each job ends
+    job_ended: asyncio.Event  # set as each job ends (arq's after_job_end)
     _stopping: asyncio.Task[None] | None = None
 
     @classmethod

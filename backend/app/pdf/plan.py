@@ -105,27 +105,23 @@ def _tapered(page_count: int, workers: int) -> list[PageRange]:
     left = page_count
     while left > 0:
         size = min(largest, max(smallest, math.ceil(left / (2 * workers))))
-        for _ in range(workers):
-            take = min(size, left)
-            if take == 0:
-                break
-            sizes.append(take)
-            left -= take
-    ranges = []
-    start = 1
-    for index, size in enumerate(sizes):
-        ranges.append(PageRange(index, start, start + size - 1))
-        start += size
-    return ranges
+        for _ in range(min(workers, math.ceil(left / size))):
+            sizes.append(min(size, left))
+            left -= sizes[-1]
+    return _consecutive(sizes)
 
 
 def _even(page_count: int, chunks: int) -> list[PageRange]:
     """chunks ranges whose sizes differ by at most one, the larger ones first."""
     base, larger = divmod(page_count, chunks)
+    return _consecutive([base + (1 if index < larger else 0) for index in range(chunks)])
+
+
+def _consecutive(sizes: Sequence[int]) -> list[PageRange]:
+    """Ranges of these sizes, in order, from page 1."""
     ranges = []
     start = 1
-    for index in range(chunks):
-        size = base + (1 if index < larger else 0)
+    for index, size in enumerate(sizes):
         ranges.append(PageRange(index, start, start + size - 1))
         start += size
     return ranges
