@@ -4,8 +4,9 @@ process and language, each page handed over in memory.
 Compared with a tesseract command per batch of pages (what this replaced), on 300 DPI letter
 pages with one core each: a command starts, loads its model (about 0.17 s of CPU, once per
 chunk) and decodes the page image the OCR process had encoded to a file for it. The C API
-reads the same pixels and gives the command's TSV byte for byte
-(tests/integration/engines/test_tesseract_api.py), with what the command sets on its own:
+reads the same pixels and gives the words of the command's TSV, the same to the byte
+(tests/integration/engines/test_tesseract_api.py; how they are taken from the library is
+_tesseract_words'), with what the command sets on its own:
 page segmentation mode 3 (fully automatic, the command's default; the API's is 6) and the
 resolution `--dpi` gives (user_defined_dpi). The orientation guess (--psm 0) still runs the
 command: it is rare (pages whose lines run up and down) and reads a file.
@@ -40,15 +41,12 @@ from typing import BinaryIO
 
 from PIL import Image
 
-from app.engines._tesseract_exec import TsvWord, tsv_words
+from app.engines._tesseract_exec import TsvWord
+from app.engines._tesseract_words import page_words
 from app.engines.errors import EngineUnavailableError, TesseractFailedError, TesseractTimeoutError
 from app.engines.languages import learned_installed
 
 _PSM_AUTO = 3  # fully automatic page segmentation, no OSD: the tesseract command's default
-# The command's header row: the library gives the rows alone.
-_TSV_HEADER = (
-    "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n"
-)
 _NAMES = ("libtesseract.so.5", "libtesseract.so", "libtesseract.5.dylib", "libtesseract.dylib")
 
 
@@ -95,6 +93,10 @@ def _library() -> ctypes.CDLL:
         ("TessVersion", [], char_p),
         ("TessBaseAPIGetAvailableLanguagesAsVector", [handle], ctypes.POINTER(ctypes.c_char_p)),
         ("TessDeleteTextArray", [ctypes.POINTER(ctypes.c_char_p)], None),
+        ("TessPageIteratorNext", [handle, integer], ctypes.c_bool),
+        ("TessPageIteratorIsAtBeginningOf", [handle, integer], ctypes.c_bool),
+        ("TessPageIteratorBoundingBox", [handle, integer, *[ctypes.POINTER(integer)] * 4], ctypes.c_bool),
+        ("TessPageIteratorDelete", [handle], None),
     ):
         function = getattr(lib, name)
         function.argtypes = argtypes
@@ -159,19 +161,15 @@ class TesseractReader:
                     if time.monotonic() - started >= timeout:
                         raise TesseractTimeoutError(f"tesseract read one page for more than {timeout:.0f} s")
                     raise TesseractFailedError(f"tesseract could not read the page: {self._said_first()}")
-                text = lib.TessBaseAPIGetTsvText(handle, 0)
-                if not text:
+                words = page_words(lib, handle)
+                if words is None:
                     raise TesseractFailedError(
                         f"tesseract returned no text for the page: {self._said_first()}"
                     )
-                try:
-                    tsv = ctypes.string_at(text).decode("utf-8", "replace")
-                finally:
-                    lib.TessDeleteText(text)
             finally:
                 lib.TessMonitorDelete(monitor)
                 lib.TessBaseAPIClear(handle)
-        return tsv_words(_TSV_HEADER + tsv, 1)[0]
+        return words
 
     @contextlib.contextmanager
     def _stderr_kept(self) -> Iterator[None]:

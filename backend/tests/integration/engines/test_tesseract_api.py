@@ -1,18 +1,25 @@
 """tesseract read in the OCR process through libtesseract (app.engines._tesseract_api) is the
 tesseract command's reading, byte for byte: the same TSV from the same pixels, in every
 language the suite installs, on clean and degraded scans. Its model is loaded once per process
-and language, and what tesseract prints while it reads stays off the process's stderr."""
+and language, and what tesseract prints while it reads stays off the process's stderr.
+
+The words are taken from the library in one walk (app.engines._tesseract_words), not from its
+TSV, whose cost grows with the square of a page's words: the two give the same words on pages
+of many words a line, several columns, headings and a picture."""
 
 from __future__ import annotations
 
+import random
+import textwrap
 from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
-from app.engines import _tesseract_api
+from app.engines import _tesseract_api, _tesseract_words
 from app.engines._tesseract_api import reader
+from app.pdf.samples import SENTENCES, font
 from tests.corpus.languages import german_scan, russian_scan
 from tests.integration.engines.conftest import Sample
 from tests.tesseract_command import command_tsv
@@ -87,3 +94,79 @@ def test_a_missing_language_is_a_deployment_error() -> None:
     with pytest.raises(EngineUnavailableError, match="xyz") as raised:
         reader("xyz")
     assert not raised.value.retryable
+
+
+def _layout_page() -> Image.Image:
+    """A 300 DPI page with what makes tesseract's blocks, paragraphs and lines: a heading, two
+    columns of paragraphs, a picture between them and the footer, a line of white on black, and
+    a full-width line of small type."""
+    rng = random.Random(18)
+    image = Image.new("L", (2550, 3300), 255)
+    draw = ImageDraw.Draw(image)
+    draw.text((300, 220), "Quarterly Report of the Harbour Board", font=font(22), fill=0)
+    body = font(10)
+    for left in (300, 1350):
+        y = 420
+        for _paragraph in range(3):
+            text = " ".join(rng.choice(SENTENCES) for _ in range(3))
+            for line in textwrap.wrap(text, width=40):
+                draw.text((left, y), line, font=body, fill=0)
+                y += 52
+            y += 60
+    picture = Image.effect_noise((900, 500), 60).point(lambda v: v // 2)
+    image.paste(picture, (300, 2350))
+    draw.rectangle((1350, 2350, 2250, 2450), fill=0)
+    draw.text((1380, 2370), "Tides and Soundings", font=font(14), fill=255)
+    draw.text((300, 3000), " ".join(rng.choice(SENTENCES) for _ in range(2))[:120], font=font(8), fill=0)
+    return image
+
+
+def _dense_page() -> Image.Image:
+    """A page of 10-point prose edge to edge: about 850 words, the TSV's slow case."""
+    rng = random.Random(7)
+    image = Image.new("L", (2550, 3300), 255)
+    draw = ImageDraw.Draw(image)
+    words = " ".join(rng.choice(SENTENCES) for _ in range(80))
+    for index, line in enumerate(textwrap.wrap(words, width=95)[:62]):
+        draw.text((225, 240 + index * 46), line, font=font(10), fill=0)
+    return image
+
+
+@pytest.mark.parametrize("page", [_layout_page, _dense_page], ids=["layout", "dense"])
+def test_the_walk_gives_the_words_of_the_tsv(page: object) -> None:
+    """The same recognition, its words taken twice: by the walk read() uses and from the TSV."""
+    lib = _tesseract_api._library()
+    assert _tesseract_words.can_walk(lib)  # the library exports what the walk calls
+    image = page()  # type: ignore[operator]
+    tesseract = reader("eng")
+    lib.TessBaseAPISetVariable(tesseract._handle, b"user_defined_dpi", b"300")
+    lib.TessBaseAPISetImage(tesseract._handle, image.tobytes(), image.width, image.height, 1, image.width)
+    try:
+        assert lib.TessBaseAPIRecognize(tesseract._handle, None) == 0
+        members = _tesseract_words._members(lib)
+        assert members is not None
+        walked = _tesseract_words._walk(lib, members, tesseract._handle)
+        from_tsv = _tesseract_words._from_tsv(lib, tesseract._handle)
+    finally:
+        lib.TessBaseAPIClear(tesseract._handle)
+    assert walked == from_tsv
+    assert walked is not None
+    assert len({(w.block, w.paragraph) for w in walked}) >= 3  # the numbering was exercised
+    assert len(walked) > (600 if page is _dense_page else 150)
+
+
+@pytest.mark.parametrize(
+    ("text", "right_to_left"),
+    [
+        ("שלום", True),  # Hebrew
+        ("سلام", True),  # Arabic
+        ("(١٢٣)", True),  # Arabic-Indic digits
+        ("Straße", False),
+        ("Привет,", False),
+        ("1,234.5%", False),
+    ],
+)
+def test_a_word_in_a_right_to_left_script_sends_the_page_to_the_tsv(text: str, right_to_left: bool) -> None:
+    """The walk keeps tesseract's left-to-right order; a page where any word reads right to left
+    is taken from the TSV, which reorders such lines."""
+    assert _tesseract_words._right_to_left(text) is right_to_left
