@@ -36,7 +36,9 @@ from app.engines._tesseract_exec import TsvWord, tsv_words
 # tesseract::PageIteratorLevel
 _BLOCK, _PARAGRAPH, _LINE, _WORD = 0, 1, 2, 3
 # The command's header row: the library gives the rows alone.
-TSV_HEADER = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n"
+_TSV_HEADER = (
+    "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n"
+)
 # Bidirectional classes that make ResultIterator reorder a line.
 _RIGHT_TO_LEFT = frozenset({"R", "AL", "AN", "RLE", "RLO", "RLI"})
 
@@ -70,11 +72,6 @@ def _members(lib: ctypes.CDLL) -> _Members | None:
     return _Members(*found)
 
 
-def can_walk(lib: ctypes.CDLL) -> bool:
-    """Whether this library's results can be walked left to right (else only the TSV reads them)."""
-    return _members(lib) is not None
-
-
 def page_words(lib: ctypes.CDLL, handle: int) -> list[TsvWord] | None:
     """The words of the page handle has recognized, as the TSV's word rows give them; None if
     tesseract has no results to give."""
@@ -94,7 +91,7 @@ def _from_tsv(lib: ctypes.CDLL, handle: int) -> list[TsvWord] | None:
         tsv = ctypes.string_at(text).decode("utf-8", "replace")
     finally:
         lib.TessDeleteText(text)
-    return tsv_words(TSV_HEADER + tsv, 1)[0]
+    return tsv_words(_TSV_HEADER + tsv, 1)[0]
 
 
 def _walk(lib: ctypes.CDLL, members: _Members, handle: int) -> list[TsvWord] | None:

@@ -41,8 +41,6 @@ def _stop(process: subprocess.Popen[bytes]) -> int:
         return process.wait()
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(240)
 def _redis_servers() -> set[int]:
     found = set()
     for process in psutil.process_iter(["name"]):
@@ -58,6 +56,8 @@ def _until_gone(pids: set[int], timeout: float) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(240)
 def test_submit_then_worker_then_result_on_embedded_servers(bare_env: dict[str, str], tmp_path: Path) -> None:
     running_before = _redis_servers()
     pdf = tmp_path / "letters.pdf"

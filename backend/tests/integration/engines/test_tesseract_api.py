@@ -136,15 +136,14 @@ def _dense_page() -> Image.Image:
 def test_the_walk_gives_the_words_of_the_tsv(page: object) -> None:
     """The same recognition, its words taken twice: by the walk read() uses and from the TSV."""
     lib = _tesseract_api._library()
-    assert _tesseract_words.can_walk(lib)  # the library exports what the walk calls
+    members = _tesseract_words._members(lib)
+    assert members is not None  # the library exports what the walk calls
     image = page()  # type: ignore[operator]
     tesseract = reader("eng")
     lib.TessBaseAPISetVariable(tesseract._handle, b"user_defined_dpi", b"300")
     lib.TessBaseAPISetImage(tesseract._handle, image.tobytes(), image.width, image.height, 1, image.width)
     try:
         assert lib.TessBaseAPIRecognize(tesseract._handle, None) == 0
-        members = _tesseract_words._members(lib)
-        assert members is not None
         walked = _tesseract_words._walk(lib, members, tesseract._handle)
         from_tsv = _tesseract_words._from_tsv(lib, tesseract._handle)
     finally:
