@@ -88,6 +88,14 @@ class ChunkOcrWorker(Worker):
                 await self._redis_down(exc)
 
     async def _poll_iteration(self) -> None:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            # A stop cancelled the main task, and something the task awaited caught the
+            # CancelledError without passing it on (on 3.11, asyncio.wait_for does when the call
+            # it waits on ends as the cancel lands): without this the worker would poll on,
+            # taking no jobs, until it is killed.
+            log.warning("worker_stop_resumed")
+            raise asyncio.CancelledError
         # Whether this iteration asks Redis anything: for jobs when a slot is free, and the health
         # record when it is due (record_health sets it). One that asks nothing (every slot taken)
         # is no news of Redis: it must not count as Redis back during an outage.
@@ -191,7 +199,8 @@ class ChunkOcrWorker(Worker):
 
     async def _check_database(self, runtime: Any) -> None:
         try:
-            await asyncio.wait_for(runtime.service.ping(), timeout=10)
+            async with asyncio.timeout(10):  # not wait_for, which can lose a stop's cancel (above)
+                await runtime.service.ping()
         except (OCRError, TimeoutError) as exc:
             self.health.failed(DATABASE, exc)
         else:
@@ -206,8 +215,9 @@ class ChunkOcrWorker(Worker):
             return
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
         try:
-            with contextlib.suppress(*REDIS_UNAVAILABLE):
-                await asyncio.wait_for(self.pool.delete(self.health_check_key), timeout=2)
+            with contextlib.suppress(*REDIS_UNAVAILABLE):  # TimeoutError among them
+                async with asyncio.timeout(2):
+                    await self.pool.delete(self.health_check_key)
             if self.on_shutdown:
                 await self.on_shutdown(self.ctx)
         finally:

@@ -66,7 +66,8 @@ class InlineWorker:
     async def next_job_end(self, seconds: float) -> None:
         """Return when a job ends (a chunk, a document's merge), or after `seconds`."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.job_ended.wait(), seconds)
+            async with asyncio.timeout(seconds):  # not wait_for, which can lose a Ctrl-C on 3.11
+                await self.job_ended.wait()
         self.job_ended.clear()
 
     def alive(self) -> bool:
