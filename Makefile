@@ -16,6 +16,10 @@ APT_PACKAGES = tesseract-ocr ghostscript poppler-utils qpdf fonts-dejavu-core ch
 BREW_PACKAGES := tesseract tesseract-lang ghostscript poppler qpdf
 UV_INSTALL_DOCS := https://docs.astral.sh/uv/getting-started/installation/
 PYTEST_ARGS ?=
+# `make test` and `make test-quick` run the suite in this many pytest-xdist processes, a test
+# file to a process; each has its own database, embedded servers and Redis database. 1: serial.
+TEST_PROCESSES ?= 2
+PYTEST_PARALLEL = $(if $(filter-out 1,$(TEST_PROCESSES)),-n $(TEST_PROCESSES) --dist loadfile)
 
 # apt waits up to 10 minutes for another apt or dpkg instead of failing at once. DPkg::Lock::Timeout
 # covers install; `apt-get update` ignores it for its lists lock (apt 2.6), so update is retried.
@@ -91,10 +95,10 @@ typecheck: python-deps ## mypy --strict on the app
 	$(UV) run mypy
 
 test: install ## the whole suite (uses DATABASE_URL / REDIS_URL when set, else embedded servers)
-	$(UV) run pytest $(PYTEST_ARGS)
+	$(UV) run pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 test-quick: install ## the whole suite but the tests marked slow (each 10 s or more; `make test` runs them too)
-	$(UV) run pytest -m "not slow" $(PYTEST_ARGS)
+	$(UV) run pytest -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 test-fast: python-deps ## unit tests only (no database or Redis needed)
 	$(UV) run pytest backend/tests/unit $(PYTEST_ARGS)

@@ -4,6 +4,10 @@ DATABASE_URL / REDIS_URL point at servers to use; without them the embedded
 PostgreSQL and Redis from pip packages are started. Each test session creates
 its own database on the server, applies the migrations once, and every test
 starts from empty tables.
+
+Under pytest-xdist (`make test` runs two processes) each process is a session of its own: its
+own database, its own embedded servers, and the Redis database after REDIS_URL's by its number
+(gw0 keeps REDIS_URL's, gw1 the next), set in its environment so the commands it starts share it.
 """
 
 from __future__ import annotations
@@ -27,9 +31,23 @@ from app.db.postgres import AsyncpgConnector, PostgresChunkRepository
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import redis_settings
 
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ... under pytest-xdist
 TEST_DATA_DIR = Path(
     os.environ.get("CHUNK_OCR_TEST_DATA_DIR", Path(tempfile.gettempdir()) / "chunk-ocr-tests")
-)
+) / (XDIST_WORKER or "main")
+REDIS_DATABASES = 16  # a Redis server's default
+
+
+def _worker_redis_url(url: str, worker: str) -> str:
+    """REDIS_URL with its database moved on by the xdist worker's number (gw1: one after)."""
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    database = (base + int(worker.removeprefix("gw"))) % REDIS_DATABASES
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+if XDIST_WORKER and (_url := os.environ.get("REDIS_URL")):
+    os.environ["REDIS_URL"] = _worker_redis_url(_url, XDIST_WORKER)
 
 
 def with_database(dsn: str, database: str) -> str:

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -43,6 +44,15 @@ def cli_env(database_url: str, redis_url: str, arq_redis: object, tmp_path: Path
         "LOG_LEVEL": "INFO",
         "PYTHONUNBUFFERED": "1",
     }
+
+
+@pytest.fixture
+def empty_home() -> Iterator[Path]:
+    """An empty HOME with a short path: the embedded servers put their Unix sockets under it,
+    and a socket's path has at most 107 bytes (pytest's tmp_path under xdist is too deep)."""
+    home = Path(tempfile.mkdtemp(prefix="chunk-ocr-home-"))
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
 
 
 def outer_uv_cache() -> str:

@@ -107,11 +107,10 @@ def system_site_packages() -> dict[str, list[str]]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_make_install_and_demo_on_a_stock_debian_python(tmp_path: Path) -> None:
+def test_make_install_and_demo_on_a_stock_debian_python(tmp_path: Path, empty_home: Path) -> None:
     assert shutil.which("uv", path=SYSTEM_PATH) is None, "uv on the stock PATH: not a stock machine"
     assert shutil.which("python3", path=SYSTEM_PATH) == SYSTEM_PYTHON
-    repo, home = tmp_path / "repo", tmp_path / "home"
-    home.mkdir()
+    repo, home = tmp_path / "repo", empty_home
     copy_working_tree(repo)
     env = stock_env(home)
 

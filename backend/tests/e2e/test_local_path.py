@@ -22,13 +22,10 @@ UNSET = ("DATABASE_URL", "REDIS_URL", "SUPABASE_URL", "SUPABASE_SERVICE_ROLE_KEY
 
 
 @pytest.fixture
-def bare_env(tmp_path: Path) -> dict[str, str]:
+def bare_env(empty_home: Path) -> dict[str, str]:
     """A newcomer's environment: an empty HOME and none of the service settings."""
-    home = tmp_path / "home"
-    home.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in UNSET and not k.startswith("SUPABASE_")}
-    # A short data directory: the embedded servers listen on Unix sockets under it (108-byte limit).
-    return env | {"HOME": str(home), "PYTHONUNBUFFERED": "1", "OCR_PROCESSES": "2"}
+    return env | {"HOME": str(empty_home), "PYTHONUNBUFFERED": "1", "OCR_PROCESSES": "2"}
 
 
 def _stop(process: subprocess.Popen[bytes]) -> int:

@@ -41,10 +41,9 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def newcomer(tmp_path: Path) -> Iterator[tuple[dict[str, str], list[subprocess.Popen[bytes]]]]:
+def newcomer(empty_home: Path) -> Iterator[tuple[dict[str, str], list[subprocess.Popen[bytes]]]]:
     """An empty HOME, no service settings; uv's own cache kept (nothing is downloaded again)."""
-    home = tmp_path / "home"
-    home.mkdir()
+    home = empty_home
     cache = outer_uv_cache()
     env = {k: v for k, v in os.environ.items() if k not in SERVICE_SETTINGS and not k.startswith("SUPABASE_")}
     env |= {"HOME": str(home), "UV_CACHE_DIR": cache, "PYTHONUNBUFFERED": "1", "OCR_PROCESSES": "2"}
