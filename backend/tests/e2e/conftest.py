@@ -48,8 +48,9 @@ def cli_env(database_url: str, redis_url: str, arq_redis: object, tmp_path: Path
 
 @pytest.fixture
 def empty_home() -> Iterator[Path]:
-    """An empty HOME with a short path: the embedded servers put their Unix sockets under it,
-    and a socket's path has at most 107 bytes (pytest's tmp_path under xdist is too deep)."""
+    """An empty HOME with a short path, so the embedded PostgreSQL's socket fits in its pgdata
+    (at most 107 bytes), as on a laptop: under xdist, pytest's tmp_path is too deep for it, and
+    the server would take the fallback that test_local_path tests on its own."""
     home = Path(tempfile.mkdtemp(prefix="chunk-ocr-home-"))
     yield home
     shutil.rmtree(home, ignore_errors=True)
