@@ -25,11 +25,15 @@ from __future__ import annotations
 import io
 import math
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import pikepdf
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
+
+if TYPE_CHECKING:  # imported where used: the planning process imports this module (through the
+    # pool) but never reads a scan's objects, and pikepdf is slow to import at a command's start
+    import pikepdf
 
 _EDGE_POINTS = 0.5  # how far the image's edge may be from the page's (rendering rounds to a pixel)
 _DPI_TOLERANCE = 0.01
@@ -45,6 +49,8 @@ class ScanPages:
 
     @cached_property
     def _bare(self) -> frozenset[int]:
+        import pikepdf
+
         try:
             with pikepdf.open(io.BytesIO(self._pdf_bytes)) as pdf:
                 return frozenset(index for index, page in enumerate(pdf.pages) if _bare_scan(page))
@@ -57,6 +63,8 @@ class ScanPages:
 
 def _bare_scan(page: pikepdf.Page) -> bool:
     """The page's objects: one plain image XObject and no annotations."""
+    import pikepdf
+
     if len(page.obj.get("/Annots", ())) > 0:
         return False
     xobjects = page.resources.get("/XObject")
@@ -74,6 +82,8 @@ def _bare_scan(page: pikepdf.Page) -> bool:
 
 
 def _plain_colour_space(space: object) -> bool:
+    import pikepdf
+
     if isinstance(space, pikepdf.Name):
         return str(space) in _PLAIN_SPACES
     if isinstance(space, pikepdf.Array) and len(space) == 2 and space[0] == "/ICCBased":

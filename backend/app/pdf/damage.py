@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypdf.generic import NameObject
-
 _REMOVE = object()
 
 
@@ -89,6 +87,8 @@ class CheckContext:
             elif isinstance(key, int):
                 container[key] = value
             else:
+                from pypdf.generic import NameObject  # pypdf is slow to import: only a repair needs it
+
                 container[NameObject(key)] = value
         self.edits.clear()
 

@@ -24,7 +24,6 @@ from app.models.ocr_chunk import DocumentOCRChunk
 from app.models.results import ChunkResult, FailedPage, MergedChunk, MergedResult, StoredFile
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import JobQueue
-from app.services.searchable import searchable_or_why
 from app.storage.base import BlobStore, StoredObject, get_verified, get_verified_file
 from app.storage.errors import ChecksumMismatchError, ObjectNotFoundError, StorageError
 from app.storage.paths import merged_json_path, merged_text_path
@@ -253,6 +252,9 @@ async def rebuild_merged(
         verified = [r for r in results if r is not None]
         searchable, unsearchable = None, None
         if service.settings.searchable_pdf:  # grafted again: every input to it verifies, no OCR needed
+            # here, not at the top: the grafting imports pikepdf, which a command that never
+            # builds a searchable PDF (`run` of a born-digital file) would wait on at its start
+            from app.services.searchable import searchable_or_why
 
             async def chunk_input(chunk: DocumentOCRChunk) -> bytes:
                 return await get_verified(store, chunk.input_storage_path or "", chunk.input_checksum or "")
