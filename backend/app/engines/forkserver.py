@@ -22,6 +22,7 @@ ENGINE_MODULES = (
     "app.engines.tesseract",
     "app.engines.auto",
     "pypdf",  # the page meter (_limits.py) reads chunks with it
+    "pikepdf",  # which pages are bare scans (_scan_image) is read with it, once per chunk
 )
 
 
