@@ -15,6 +15,7 @@ import gc
 from app.engines._lifetime import arm_forkserver
 
 arm_forkserver()
+gc.disable()  # until the preload is imported: app.engines._forkserver_loaded, the last module of it
 # The server exits when its worker closes the "alive" pipe, and the worker waits for it. Freezing
 # the heap first skips the interpreter's last collection over everything the preload imported
 # (about 0.25 s). The OCR processes it forks inherit this but leave by os._exit, never by atexit.

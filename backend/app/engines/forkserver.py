@@ -43,7 +43,8 @@ def preload() -> list[str]:
     module again in each child (`chunk-ocr worker` is `python -m app.cli`, or the chunk-ocr
     script), and each OCR process imported the CLI's settings and logging from scratch, a cost
     py-spy showed at every start. The module itself is left out: run again by name while it is
-    already imported, runpy warns.
+    already imported, runpy warns. The list ends with _forkserver_loaded, which turns the
+    garbage collector, off since _forkserver_init, back on.
     """
     modules = list(ENGINE_MODULES)
     main = sys.modules.get("__main__")
@@ -51,4 +52,4 @@ def preload() -> list[str]:
         name = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
         if isinstance(name, str) and name not in modules and name not in ("__main__", "builtins"):
             modules.append(name)
-    return modules
+    return [*modules, "app.engines._forkserver_loaded"]
