@@ -360,9 +360,11 @@ def _sample(args: argparse.Namespace) -> int:
 
 
 def _worker(settings: Settings) -> int:
-    """The worker, on the services `submit` uses: with nothing configured, the embedded servers."""
+    """The worker, on the services `submit` uses: with nothing configured, the embedded servers
+    (an embedded Redis that goes away, the worker starts again)."""
     import asyncio
 
+    revive = None
     if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
         from app.local.stack import embedded_notice, resolve_services
 
@@ -370,10 +372,12 @@ def _worker(settings: Settings) -> int:
         if notice := embedded_notice(services):
             print(f"chunk-ocr worker: {notice}", file=sys.stderr)
         settings = services.settings  # with the embedded servers' URLs
-        _keep.extend(services.keep)
+        _keep.append(services)  # its embedded servers live as long as the worker does
+        if "Redis" in services.embedded:
+            revive = services.revive_redis
     from app.worker import run
 
-    run(settings)
+    run(settings, revive_redis=revive)
     return 0
 
 

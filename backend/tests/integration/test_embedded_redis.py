@@ -10,6 +10,7 @@ process is told to exit just then.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import tempfile
@@ -17,10 +18,19 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 import redis
+from arq import create_pool, func
+
+from app.core.config import get_settings
+from app.embedded import EmbeddedRedis, redis_socket, revive_redis
+from app.services.queue import redis_settings
+from app.worker import worker_settings
+from app.worker_loop import REVIVE_REDIS, ChunkOcrWorker
+from tests.e2e.conftest import wait_for
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -135,3 +145,55 @@ def test_a_process_attaching_after_the_last_one_exited_starts_a_server_of_its_ow
         _tell(again)
         assert again.wait(timeout=30) == 0
     assert _until_gone(int(new_pid), timeout=20)
+
+
+@pytest.mark.timeout(90)
+async def test_a_worker_that_starts_while_its_embedded_redis_is_down_starts_it(data_dir: Path) -> None:
+    """`chunk-ocr worker` on the embedded servers hands the worker what starts its Redis again
+    (REVIVE_REDIS). The worker's first connect must fail back to it, not wait inside arq's own
+    retries (a week of them, so that arq's CLI waits for a REDIS_URL that is down)."""
+    url = f"unix://{redis_socket(data_dir)}"
+    kept: list[EmbeddedRedis] = []
+
+    def revive() -> None:
+        if (revived := revive_redis(data_dir, url)) is not None:
+            kept.append(revived)
+
+    done: list[int] = []
+
+    async def record(ctx: dict[str, Any], value: int) -> None:
+        done.append(value)
+
+    options = worker_settings(get_settings().model_copy(update={"redis_url": url}))
+    worker = ChunkOcrWorker(
+        functions=[func(record, name="record", keep_result=0)],
+        redis_settings=options["redis_settings"],  # the product's: arq retries a week
+        queue_name="embedded-revive-test",
+        poll_delay=0,
+        handle_signals=False,
+        ctx={REVIVE_REDIS: revive},
+    )
+    main = asyncio.create_task(worker.main())
+    try:
+        await wait_for(lambda: _answers(worker), 30, "the worker to start its Redis and connect")
+        assert len(kept) == 1
+        client = await create_pool(redis_settings(url))
+        try:
+            await client.enqueue_job("record", 7, _queue_name="embedded-revive-test")
+            await wait_for(lambda: _has(done), 20, "the job to run")
+        finally:
+            await client.aclose()
+        assert done == [7]
+    finally:
+        main.cancel()
+        await worker.close()
+        for handle in kept:
+            handle.server._cleanup()  # as at exit: the last client stops the server
+
+
+async def _answers(worker: ChunkOcrWorker) -> bool:
+    return worker._pool is not None
+
+
+async def _has(done: list[int]) -> bool:
+    return bool(done)
