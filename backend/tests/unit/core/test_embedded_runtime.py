@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import ConfigurationError
-from app.embedded import runtime_dir
+from app.embedded import redis_socket, runtime_dir
 
 
 def test_a_usual_data_dir_keeps_its_runtime_dir_inside() -> None:
@@ -32,3 +32,26 @@ def test_a_temp_dir_too_deep_as_well_is_one_clear_error(monkeypatch: pytest.Monk
     monkeypatch.setattr(tempfile, "tempdir", "/" + "t" * 90)
     with pytest.raises(ConfigurationError, match="set DATA_DIR or TMPDIR to a shorter path, or DATABASE_URL"):
         runtime_dir(Path("/srv", "x" * 50, "y" * 50))
+
+
+def test_the_embedded_redis_listens_in_its_data_dir(tmp_path: Path) -> None:
+    assert redis_socket(tmp_path) == tmp_path / "redis.sock"
+
+
+def test_a_deep_data_dir_gets_a_redis_socket_of_its_own_in_the_temp_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    first, second = (Path("/srv", "x" * 50, "y" * 50, name) for name in ("a", "b"))
+    socket = redis_socket(first)
+    assert socket.parent == tmp_path / f"chunk-ocr-redis-{os.getuid()}"
+    assert socket.parent.stat().st_mode & 0o777 == 0o700
+    assert len(str(socket)) < 104
+    assert redis_socket(first) == socket  # the same data dir, the same socket: a restart keeps the URL
+    assert redis_socket(second) != socket
+
+
+def test_a_temp_dir_too_deep_for_the_redis_socket_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", "/" + "t" * 90)
+    with pytest.raises(ConfigurationError, match="set DATA_DIR or TMPDIR to a shorter path, or REDIS_URL"):
+        redis_socket(Path("/srv", "x" * 50, "y" * 50))
