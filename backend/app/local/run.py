@@ -7,7 +7,7 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,7 +76,7 @@ async def run_pdfs(
             "worker_max_jobs": ocr_processes + 1,
         }
     )
-    workers = _Workers(worker_settings, run_log_path(stack.settings.data_dir))
+    workers = _Workers(worker_settings, run_log_path(stack.settings.data_dir), stack.revive_redis)
     if not stack.reader.reads(engine):  # the worker starts (OCR processes) while the PDFs are cut
         workers.ensure()
     else:  # the text pass's processes start while the first PDF is inspected
@@ -111,11 +111,12 @@ class _Workers:
 
     settings: Settings
     log_path: Path
+    revive_redis: Callable[[], None] | None = None  # LocalStack.revive_redis
     worker: InlineWorker | None = None
 
     def ensure(self) -> None:
         if self.worker is None:
-            self.worker = InlineWorker.start(self.settings, self.log_path)
+            self.worker = InlineWorker.start(self.settings, self.log_path, revive_redis=self.revive_redis)
 
 
 async def _run(

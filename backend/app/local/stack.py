@@ -10,6 +10,7 @@ embedded and a missing URL is a one-line configuration error.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -32,6 +33,8 @@ class LocalStack(QueuedCore):
     """The composition root's parts (app.services.composition) on the resolved servers."""
 
     keep: list[Any] = field(default_factory=list)  # embedded servers live as long as the stack
+    # what starts the embedded Redis again if it goes away (Services.revive_redis); None for a REDIS_URL
+    revive_redis: Callable[[], None] | None = None
 
 
 @dataclass
@@ -104,6 +107,7 @@ async def open_stack(settings: Settings) -> LocalStack:
         core.queue,
         core.reader,
         keep=services.keep,
+        revive_redis=services.revive_redis if "Redis" in services.embedded else None,
     )
 
 

@@ -186,6 +186,48 @@ def test_a_worker_whose_embedded_redis_is_killed_starts_it_again_and_works_on(
     assert _until(lambda: None if psutil.pid_exists(again) else 0, timeout=20) == 0
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_run_whose_embedded_redis_is_killed_midway_finishes(
+    bare_env: dict[str, str], tmp_path: Path
+) -> None:
+    home = Path(bare_env["HOME"])
+    pdf = tmp_path / "scan.pdf"
+    assert run_cli(["sample", str(pdf), "--pages", "8", "--seed", "4"], bare_env).returncode == 0
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "app.cli", "run", str(pdf), "--out", str(out), "--ocr-processes", "1"]
+    stderr = (tmp_path / "run.stderr").open("wb")
+    run = subprocess.Popen(
+        command,
+        env=bare_env | {"LOG_LEVEL": "INFO"},
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        start_new_session=True,
+    )
+    try:
+        logs = home / ".cache" / "chunk-ocr" / "logs"
+
+        def first_chunk_done() -> int | None:
+            done = any("chunk_done" in log.read_text() for log in logs.glob("run-*.log"))
+            return 1 if done else None
+
+        assert _until(first_chunk_done, timeout=120), "the run finished no chunk"
+        first = _embedded_redis_pid(home)
+        assert first is not None, "the run is on no embedded Redis"
+        os.kill(first, signal.SIGKILL)  # chunks are still queued behind the one done
+        assert run.wait(timeout=180) == 0, (tmp_path / "run.stderr").read_text()
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+        stderr.close()
+    expected = pdf.with_suffix(".expected.txt").read_text(encoding="utf-8")
+    assert cer(expected, (out / "scan.txt").read_text(encoding="utf-8")) < 0.05
+    (log,) = logs.glob("run-*.log")
+    assert "embedded_redis_started_again" in log.read_text()
+
+
 def test_result_of_an_unknown_document_is_one_line(bare_env: dict[str, str]) -> None:
     missing = run_cli(["result", "00000000-0000-4000-8000-000000000000"], bare_env)
     assert missing.returncode == 2

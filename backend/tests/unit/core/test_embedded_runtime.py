@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,17 +35,25 @@ def test_a_temp_dir_too_deep_as_well_is_one_clear_error(monkeypatch: pytest.Monk
         runtime_dir(Path("/srv", "x" * 50, "y" * 50))
 
 
+@pytest.fixture
+def short_temp_dir() -> Iterator[Path]:
+    """A directory straight in the temp dir: tmp_path, under pytest-xdist, is too deep to hold the
+    fallback socket, which is what the test below is about."""
+    with tempfile.TemporaryDirectory(prefix="cr-") as path:
+        yield Path(path)
+
+
 def test_the_embedded_redis_listens_in_its_data_dir(tmp_path: Path) -> None:
     assert redis_socket(tmp_path) == tmp_path / "redis.sock"
 
 
 def test_a_deep_data_dir_gets_a_redis_socket_of_its_own_in_the_temp_dir(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, short_temp_dir: Path
 ) -> None:
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(short_temp_dir))
     first, second = (Path("/srv", "x" * 50, "y" * 50, name) for name in ("a", "b"))
     socket = redis_socket(first)
-    assert socket.parent == tmp_path / f"chunk-ocr-redis-{os.getuid()}"
+    assert socket.parent == short_temp_dir / f"chunk-ocr-redis-{os.getuid()}"
     assert socket.parent.stat().st_mode & 0o777 == 0o700
     assert len(str(socket)) < 104
     assert redis_socket(first) == socket  # the same data dir, the same socket: a restart keeps the URL
