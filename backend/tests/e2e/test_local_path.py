@@ -13,6 +13,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import psutil
 import pytest
@@ -40,6 +41,30 @@ def _stop(process: subprocess.Popen[bytes]) -> int:
         return process.wait()
 
 
+def _start_worker(env: dict[str, str], log: BinaryIO) -> subprocess.Popen[bytes]:
+    """`chunk-ocr worker` in a session of its own (_stop ends it), its output in log."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "worker"],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _status_once_finished(document_id: str, env: dict[str, str], seconds: float) -> dict[str, Any]:
+    """`status --json` of the document once it is completed or failed, or after seconds."""
+    deadline = time.monotonic() + seconds
+    while True:
+        status = run_cli(["status", document_id, "--json"], env)
+        assert status.returncode == 0, status.stderr
+        body: dict[str, Any] = json.loads(status.stdout)
+        if body["progress"]["status"] in ("completed", "failed") or time.monotonic() > deadline:
+            return body
+        time.sleep(1)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_submit_then_worker_then_result_on_embedded_servers(bare_env: dict[str, str], tmp_path: Path) -> None:
@@ -63,23 +88,9 @@ def test_submit_then_worker_then_result_on_embedded_servers(bare_env: dict[str, 
     # starts straight after, so it may attach while that server is stopping
     # (tests/integration/test_embedded_redis.py): it must end up on a server that runs.
     log = (tmp_path / "worker.log").open("wb")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "worker"],
-        env=bare_env,
-        cwd=REPO_ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    worker = _start_worker(bare_env, log)
     try:
-        deadline = time.monotonic() + 150
-        while True:
-            status = run_cli(["status", document_id, "--json"], bare_env)
-            assert status.returncode == 0, status.stderr
-            body = json.loads(status.stdout)
-            if body["progress"]["status"] in ("completed", "failed") or time.monotonic() > deadline:
-                break
-            time.sleep(1)
+        body = _status_once_finished(document_id, bare_env, seconds=150)
     finally:
         assert _stop(worker) == 0
         log.close()
@@ -145,14 +156,7 @@ def test_a_worker_whose_embedded_redis_is_killed_starts_it_again_and_works_on(
     pdf = tmp_path / "letters.pdf"
     assert run_cli(["sample", str(pdf), "--pages", "2", "--seed", "3"], bare_env).returncode == 0
     log = (tmp_path / "worker.log").open("wb")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "worker"],
-        env=bare_env,
-        cwd=REPO_ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    worker = _start_worker(bare_env, log)
     try:
         # killed once the worker polls its queue (one killed during the worker's start is
         # tests/integration/test_embedded_redis.py's)
@@ -168,14 +172,7 @@ def test_a_worker_whose_embedded_redis_is_killed_starts_it_again_and_works_on(
         submitted = run_cli(["submit", str(pdf)], bare_env)
         assert submitted.returncode == 0, submitted.stderr
         document_id = submitted.stdout.strip()
-        deadline = time.monotonic() + 120
-        while True:
-            status = run_cli(["status", document_id, "--json"], bare_env)
-            assert status.returncode == 0, status.stderr
-            progress = json.loads(status.stdout)["progress"]
-            if progress["status"] in ("completed", "failed") or time.monotonic() > deadline:
-                break
-            time.sleep(1)
+        progress = _status_once_finished(document_id, bare_env, seconds=120)["progress"]
         assert progress["status"] == "completed", progress
         assert _embedded_redis_pid(home) == again
     finally:
