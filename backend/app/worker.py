@@ -21,7 +21,7 @@ that `chunk-ocr submit` uses, and says so.)
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from arq import cron, func
@@ -43,7 +43,7 @@ from app.services.queue import (
 )
 from app.services.recovery import sweep
 from app.services.runtime import Runtime, build_runtime
-from app.worker_loop import REVIVE_REDIS, ChunkOcrWorker, adopt_running_worker
+from app.worker_loop import REVIVERS, ChunkOcrWorker, adopt_running_worker
 
 log = get_logger(__name__)
 
@@ -179,13 +179,13 @@ def require_services(settings: Settings) -> None:
         raise ConfigurationError("DATABASE_URL is not set (nor SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY)")
 
 
-def run(settings: Settings, *, revive_redis: Callable[[], None] | None = None) -> None:
+def run(settings: Settings, *, revivers: Mapping[str, Callable[[], None]] | None = None) -> None:
     """`chunk-ocr worker`: a ChunkOcrWorker run with `settings`, with the options
-    `arq app.worker.WorkerSettings` has; revive_redis: what starts its Redis again when it is the
-    embedded one and went away (ChunkOcrWorker calls it in an outage)."""
+    `arq app.worker.WorkerSettings` has; revivers: what starts its Redis or database again, by
+    dependency, when it is an embedded server that went away (run in an outage)."""
     require_services(settings)
     options = worker_settings(settings)
-    options["ctx"][REVIVE_REDIS] = revive_redis
+    options["ctx"][REVIVERS] = dict(revivers or {})
     ChunkOcrWorker(**options).run()
 
 

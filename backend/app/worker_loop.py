@@ -36,22 +36,20 @@ from arq.worker import Worker
 
 from app.core.backoff import Backoff
 from app.core.errors import OCRError, QueueUnavailableError
-from app.core.health import DependencyHealth
+from app.core.health import DATABASE, REDIS, DependencyHealth
 from app.core.logging import get_logger
 from app.services.queue import REDIS_UNAVAILABLE, ArqJobQueue
 from app.services.recovery import sweep
 
 log = get_logger(__name__)
 
-REDIS = "redis"
-DATABASE = "database"
-# The ctx key of what starts the worker's Redis again when it is embedded and went away (None or
-# absent: a Redis of REDIS_URL, which its operator restarts): `chunk-ocr worker` on the embedded
-# servers sets it, app.local.stack.Services.revive_redis.
-REVIVE_REDIS = "revive_redis"
+# The ctx key of what starts the worker's Redis or database again, by dependency (REDIS,
+# DATABASE), when it is an embedded server that went away; absent for a server of REDIS_URL or
+# DATABASE_URL, which its operator restarts. `chunk-ocr worker` and `run` on the embedded servers
+# set it (app.local.stack.Services.revivers); DependencyHealth runs them in an outage.
+REVIVERS = "revivers"
 # The Redis client itself retries each call for about 4 s; this only spaces the polls that follow.
 _OUTAGE_BACKOFF = Backoff(base=0.2, cap=2.0)
-_REVIVE_EVERY = 5  # failed polls between tries to start an embedded Redis again (the first fails at once)
 # What a Redis outage raises in the worker: redis-py's and arq's own errors, and ours where the
 # worker's calls go through ArqJobQueue (which translates them).
 _OUTAGE: tuple[type[BaseException], ...] = (*REDIS_UNAVAILABLE, QueueUnavailableError)
@@ -69,6 +67,8 @@ class ChunkOcrWorker(Worker):
 
     def _init_outage_state(self) -> None:
         self.health = DependencyHealth()
+        for dependency, revive in (self.ctx.get(REVIVERS) or {}).items():
+            self.health.revive_with(dependency, revive)
         self._redis_failures = 0
         self._asked_redis = False
         self._unfinished = set()
@@ -177,16 +177,11 @@ class ChunkOcrWorker(Worker):
                 raise
 
     async def _redis_down(self, error: BaseException) -> None:
+        # An embedded Redis is started again from here (its reviver): nobody else may, and its
+        # clients reconnect to the same socket once it is back (then _reconcile re-enqueues what
+        # its queue lost).
         self._redis_failures += 1
         self.health.failed(REDIS, error)
-        revive = self.ctx.get(REVIVE_REDIS)
-        if revive is not None and self._redis_failures % _REVIVE_EVERY == 1:
-            # an embedded Redis: nobody else may start it again, and its clients reconnect to the
-            # same socket once it is back (then _reconcile re-enqueues what its queue lost)
-            try:
-                await asyncio.to_thread(revive)
-            except Exception as exc:  # best effort: the outage goes on, and the next try may do
-                log.warning("redis_revive_failed", error_type=type(exc).__name__, error=str(exc))
         await asyncio.sleep(_OUTAGE_BACKOFF.delay(self._redis_failures))
 
     async def record_health(self) -> None:

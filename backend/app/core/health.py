@@ -4,15 +4,26 @@ A worker keeps working through an outage of Redis or the database; this is how
 it says so: one `dependency_unavailable` event when a dependency stops
 answering, one `dependency_restored` event with the outage's length when it
 answers again, and a summary for the worker's health record in between.
+
+A dependency the process itself started (an embedded server, app.embedded) can be given a
+reviver: what starts it again. It is run in a thread, in the background, at the first failure of
+an outage and every REVIVE_EVERY-th after, one at a time; the outage is waited out as any other
+while it runs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Callable
 
 from app.core.logging import get_logger
 
 log = get_logger(__name__)
+
+REDIS = "redis"
+DATABASE = "database"
+REVIVE_EVERY = 5  # failures between tries to start a dependency again (the first tries at once)
 
 
 class DependencyHealth:
@@ -20,9 +31,17 @@ class DependencyHealth:
         self._down: dict[str, float] = {}  # dependency -> time.monotonic() when it stopped answering
         self._failures: dict[str, int] = {}
         self._context = context  # ids for every event (worker_id)
+        self._revivers: dict[str, Callable[[], None]] = {}
+        self._reviving: dict[str, asyncio.Task[None]] = {}
+
+    def revive_with(self, dependency: str, revive: Callable[[], None]) -> None:
+        """revive starts dependency again (blocking; it is run in a thread) when it is down."""
+        self._revivers[dependency] = revive
 
     def failed(self, dependency: str, error: BaseException) -> None:
-        self._failures[dependency] = self._failures.get(dependency, 0) + 1
+        failures = self._failures[dependency] = self._failures.get(dependency, 0) + 1
+        if failures % REVIVE_EVERY == 1:
+            self._revive(dependency)
         if dependency in self._down:
             return
         self._down[dependency] = time.monotonic()
@@ -33,6 +52,32 @@ class DependencyHealth:
             error=str(error)[:500],
             **self._context,
         )
+
+    def _revive(self, dependency: str) -> None:
+        revive = self._revivers.get(dependency)
+        if revive is None or dependency in self._reviving:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a failure seen off the event loop: the next one tries
+            return
+        task = loop.create_task(self._run_reviver(dependency, revive), name=f"revive-{dependency}")
+        self._reviving[dependency] = task
+        task.add_done_callback(lambda _: self._reviving.pop(dependency, None))
+
+    async def _run_reviver(self, dependency: str, revive: Callable[[], None]) -> None:
+        started = time.monotonic()
+        try:
+            await asyncio.to_thread(revive)
+        except Exception as exc:  # best effort: the outage goes on, and a later failure tries again
+            log.warning(
+                "dependency_revive_failed",
+                dependency=dependency,
+                error_type=type(exc).__name__,
+                error=str(exc)[:500],
+                duration_ms=round((time.monotonic() - started) * 1000, 1),
+                **self._context,
+            )
 
     def restored(self, dependency: str) -> None:
         since = self._down.pop(dependency, None)

@@ -101,6 +101,12 @@ class AsyncpgConnector:
             ) from exc
         except (asyncpg.InterfaceError, OSError, TimeoutError) as exc:
             raise RepositoryUnavailableError(f"database connection failed: {exc}") from exc
+        except asyncpg.InternalClientError as exc:  # its text is asyncpg's internals: kept as the cause
+            # What the pool raises instead of the lost connection's own error when a server that
+            # went away mid-query leaves the connection in a state its reset on release cannot
+            # leave ("cannot switch to state ..."). The pool has closed that connection: the
+            # next call opens another, once the server answers.
+            raise RepositoryUnavailableError("database connection lost during a call") from exc
 
 
 class PostgresChunkRepository(ChunkRepository):

@@ -15,7 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from app.core.config import Settings
-from app.core.errors import InvalidInputError, OCRError
+from app.core.errors import InvalidInputError, OCRError, RepositoryUnavailableError
 from app.local.documents import as_user_file
 from app.local.exit_codes import ExitCode
 from app.local.stack import LocalStack, cli_matter
@@ -75,7 +75,7 @@ async def run_pdfs(
             "worker_max_jobs": ocr_processes + 1,
         }
     )
-    workers = _Workers(worker_settings, run_log_path(stack.settings.data_dir), stack.revive_redis)
+    workers = _Workers(worker_settings, run_log_path(stack.settings.data_dir), stack.revivers)
     if not stack.reader.reads(engine):  # the worker starts (OCR processes) while the PDFs are cut
         workers.ensure()
     else:  # the text pass's processes start while the first PDF is inspected
@@ -110,12 +110,12 @@ class _Workers:
 
     settings: Settings
     log_path: Path
-    revive_redis: Callable[[], None] | None = None  # LocalStack.revive_redis
+    revivers: dict[str, Callable[[], None]] = field(default_factory=dict)  # LocalStack.revivers
     worker: InlineWorker | None = None
 
     def ensure(self) -> None:
         if self.worker is None:
-            self.worker = InlineWorker.start(self.settings, self.log_path, revive_redis=self.revive_redis)
+            self.worker = InlineWorker.start(self.settings, self.log_path, revivers=self.revivers)
 
 
 async def _run(
@@ -240,30 +240,64 @@ def _missing_pages(merged: MergedResult) -> str:
 async def _wait(
     stack: LocalStack, docs: list[StartedDocument], worker: InlineWorker | None, show_progress: bool
 ) -> dict[UUID, Document]:
-    """Wait until every document is completed or failed, drawing a progress bar on a terminal."""
+    """Wait until every document is completed or failed, drawing a progress bar on a terminal. A
+    database that stops answering is waited for, as the worker waits for it (one line says so,
+    one more when it is back): the OCR goes on meanwhile, and its results are recorded after."""
     total_pages = sum(d.document.page_count for d in docs)
     total_chunks = sum(len(d.chunks) for d in docs)
     finished: dict[UUID, DocumentStatusReport] = {}  # a finished document is not asked again
+    outage = _Outage()
     with _progress_bar(show_progress, total_pages, total_chunks) as show:
         while len(finished) < len(docs):
-            pages = chunks = 0
-            for d in docs:
-                doc_id = d.document.id
-                report = finished.get(doc_id) or await stack.documents.status(doc_id, with_failed=False)
-                if report.finished:
-                    finished[doc_id] = report
-                pages += report.progress.pages_completed
-                chunks += report.progress.completed
-            show(pages, chunks)
+            try:
+                pages = chunks = 0
+                for d in docs:
+                    doc_id = d.document.id
+                    report = finished.get(doc_id) or await stack.documents.status(doc_id, with_failed=False)
+                    if report.finished:
+                        finished[doc_id] = report
+                    pages += report.progress.pages_completed
+                    chunks += report.progress.completed
+            except RepositoryUnavailableError as exc:
+                outage.failed(exc)
+            else:
+                outage.over()
+                show(pages, chunks)
             if len(finished) < len(docs) and (worker is None or not worker.alive()):
                 if worker is not None and isinstance(failure := worker.failure(), OCRError):
                     raise failure
                 raise OCRError("the worker stopped before the documents finished")
             if len(finished) < len(docs) and worker is not None:
                 # asked again as each job ends (the last chunk's merge ends a document), else
-                # every tenth of a second for the progress bar
-                await worker.next_job_end(0.1)
+                # every tenth of a second for the progress bar (spaced out in an outage)
+                await worker.next_job_end(outage.delay())
     return {doc_id: report.document for doc_id, report in finished.items()}
+
+
+@dataclass
+class _Outage:
+    """The database's outage as `run` sees it: said once on stderr when it starts and once when it
+    ends; its polls spaced out, up to a second apart."""
+
+    since: float | None = None
+    failures: int = 0
+
+    def failed(self, error: RepositoryUnavailableError) -> None:
+        self.failures += 1
+        if self.since is None:
+            self.since = time.monotonic()
+            print(f"chunk-ocr: {error}; waiting for the database (Ctrl-C stops)", file=sys.stderr)
+
+    def over(self) -> None:
+        if self.since is not None:
+            print(
+                f"chunk-ocr: the database answers again after {time.monotonic() - self.since:.0f} s",
+                file=sys.stderr,
+            )
+        self.since, self.failures = None, 0
+
+    def delay(self) -> float:
+        return min(1.0, 0.1 * 2**self.failures) if self.since is not None else 0.1
 
 
 @contextmanager

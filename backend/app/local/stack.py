@@ -17,10 +17,11 @@ from uuid import UUID
 
 from app.core.config import Environment, Settings
 from app.core.errors import ConfigurationError
+from app.core.health import DATABASE, REDIS
 from app.core.logging import get_logger
 from app.db.admin import require_schema
 from app.db.migrations import migrate
-from app.embedded import revive_redis, start_postgres, start_redis
+from app.embedded import revive_postgres, revive_redis, start_postgres, start_redis
 from app.services.composition import QueuedCore, open_queued_core
 
 log = get_logger(__name__)
@@ -33,8 +34,8 @@ class LocalStack(QueuedCore):
     """The composition root's parts (app.services.composition) on the resolved servers."""
 
     keep: list[Any] = field(default_factory=list)  # embedded servers live as long as the stack
-    # what starts the embedded Redis again if it goes away (Services.revive_redis); None for a REDIS_URL
-    revive_redis: Callable[[], None] | None = None
+    # what starts an embedded server again if it goes away, by dependency (Services.revivers)
+    revivers: dict[str, Callable[[], None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -45,6 +46,23 @@ class Services:
     settings: Settings
     embedded: list[str]  # which of "PostgreSQL", "Redis" are embedded
     keep: list[Any]
+
+    def revivers(self) -> dict[str, Callable[[], None]]:
+        """What starts each embedded server again, by the worker's name for it (app.core.health):
+        a long-running command's worker runs it in an outage. None for a server of a URL."""
+        found: dict[str, Callable[[], None]] = {}
+        if "Redis" in self.embedded:
+            found[REDIS] = self.revive_redis
+        if "PostgreSQL" in self.embedded:
+            found[DATABASE] = self.revive_postgres
+        return found
+
+    def revive_postgres(self) -> None:
+        """Start the embedded PostgreSQL again if its server is gone: on the same socket, so the
+        clients on its URL reconnect to it."""
+        revived = revive_postgres(self.settings.data_dir)
+        if revived is not None:
+            log.info("embedded_postgres_started_again", dsn=revived.dsn)
 
     def revive_redis(self) -> None:
         """Start the embedded Redis again if it no longer answers (a long-running command calls
@@ -107,7 +125,7 @@ async def open_stack(settings: Settings) -> LocalStack:
         core.queue,
         core.reader,
         keep=services.keep,
-        revive_redis=services.revive_redis if "Redis" in services.embedded else None,
+        revivers=services.revivers(),
     )
 
 

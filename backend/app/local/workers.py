@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,24 +40,25 @@ class InlineWorker:
 
     @classmethod
     def start(
-        cls, settings: Settings, log_path: Path, *, revive_redis: Callable[[], None] | None = None
+        cls, settings: Settings, log_path: Path, *, revivers: Mapping[str, Callable[[], None]] | None = None
     ) -> InlineWorker:
         """Start the worker on the running event loop: `settings.ocr_processes` OCR processes,
         one job slot more (a finalize never waits behind OCR), the engine and language its
         chunks name. The engine probe is skipped: nothing but this command reads what a
         worker advertises, and the OCR processes' warm-up proves the engine it runs.
-        revive_redis: what starts an embedded Redis again if it goes away (as `chunk-ocr worker`)."""
+        revivers: what starts an embedded server again if it goes away, by dependency (as
+        `chunk-ocr worker`)."""
         # Imported here: the forkserver preloads what the command's main module imports, and the
         # OCR processes need none of arq's worker.
         from app.worker import PROBE_ENGINES, worker_settings
-        from app.worker_loop import REVIVE_REDIS, ChunkOcrWorker
+        from app.worker_loop import REVIVERS, ChunkOcrWorker
 
         level = _level()
         settings = settings.model_copy(update={"log_level": level, "log_file": log_path})
         configure_logging(level, file=log_path)  # the command's lines too, while the worker runs
         options = worker_settings(settings)
         options["ctx"][PROBE_ENGINES] = False
-        options["ctx"][REVIVE_REDIS] = revive_redis
+        options["ctx"][REVIVERS] = dict(revivers or {})
         job_ended = asyncio.Event()
 
         async def after_job_end(ctx: dict[str, object]) -> None:

@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from app.core.backoff import Backoff, retry_transient
 from app.core.errors import LeaseLostError, OCRError, RepositoryUnavailableError
-from app.core.health import DependencyHealth
+from app.core.health import DATABASE, DependencyHealth
 from app.core.logging import get_logger
 from app.engines.base import PageResult
 from app.engines.errors import EngineUnavailableError, OcrProcessDiedError, UnknownEngineError
@@ -59,7 +59,6 @@ log = get_logger(__name__)
 T = TypeVar("T")
 # A page that killed its OCR process this many times in a row is failed without being read again.
 _DEATHS_TO_BLAME_A_PAGE = 2
-DATABASE = "database"
 
 
 class ChunkOutcome(StrEnum):

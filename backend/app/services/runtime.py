@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from app.core.backoff import Backoff, retry_transient
 from app.core.config import Settings
 from app.core.errors import RepositoryUnavailableError
-from app.core.health import DependencyHealth
+from app.core.health import DATABASE, DependencyHealth
 from app.core.logging import get_logger
 from app.db.repository import ChunkRepository
 from app.engines.errors import EngineError
@@ -164,7 +164,7 @@ async def _connect_repository(settings: Settings, health: DependencyHealth) -> C
     database that does not answer yet; a misconfiguration (bad URL, refused password) raises."""
 
     def waiting(error: BaseException, wait: float) -> None:
-        health.failed("database", error)
+        health.failed(DATABASE, error)
 
     repository = await retry_transient(
         lambda: build_repository(settings),
@@ -172,7 +172,7 @@ async def _connect_repository(settings: Settings, health: DependencyHealth) -> C
         backoff=Backoff(base=0.5, cap=10.0),
         on_failure=waiting,
     )
-    health.restored("database")
+    health.restored(DATABASE)
     return repository
 
 

@@ -140,6 +140,20 @@ def _embedded_redis_pid(home: Path) -> int | None:
         return None
 
 
+def _embedded_postgres_pid(home: Path) -> int | None:
+    """The running postmaster of the embedded PostgreSQL under home (the first line of its
+    postmaster.pid), or None; a killed one not yet reaped does not count."""
+    lock_file = home / ".cache" / "chunk-ocr" / "pgdata" / "postmaster.pid"
+    try:
+        pid = int(lock_file.read_text().split("\n", 1)[0])
+        return pid if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else None
+    except (OSError, ValueError, psutil.Error):
+        return None
+
+
+EMBEDDED_PID = {"redis": _embedded_redis_pid, "postgres": _embedded_postgres_pid}
+
+
 def _until(check: Callable[[], int | None], timeout: float) -> int | None:
     deadline = time.monotonic() + timeout
     while (found := check()) is None and time.monotonic() < deadline:
@@ -185,9 +199,11 @@ def test_a_worker_whose_embedded_redis_is_killed_starts_it_again_and_works_on(
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_a_run_whose_embedded_redis_is_killed_midway_finishes(
-    bare_env: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize("server", ["redis", "postgres"])
+def test_a_run_whose_embedded_server_is_killed_midway_finishes(
+    server: str, bare_env: dict[str, str], tmp_path: Path
 ) -> None:
+    """The run's worker starts the server again, and the run itself waits for the database."""
     home = Path(bare_env["HOME"])
     pdf = tmp_path / "scan.pdf"
     assert run_cli(["sample", str(pdf), "--pages", "8", "--seed", "4"], bare_env).returncode == 0
@@ -210,8 +226,8 @@ def test_a_run_whose_embedded_redis_is_killed_midway_finishes(
             return 1 if done else None
 
         assert _until(first_chunk_done, timeout=120), "the run finished no chunk"
-        first = _embedded_redis_pid(home)
-        assert first is not None, "the run is on no embedded Redis"
+        first = EMBEDDED_PID[server](home)
+        assert first is not None, f"the run is on no embedded {server}"
         os.kill(first, signal.SIGKILL)  # chunks are still queued behind the one done
         assert run.wait(timeout=180) == 0, (tmp_path / "run.stderr").read_text()
     finally:
@@ -222,7 +238,14 @@ def test_a_run_whose_embedded_redis_is_killed_midway_finishes(
     expected = pdf.with_suffix(".expected.txt").read_text(encoding="utf-8")
     assert cer(expected, (out / "scan.txt").read_text(encoding="utf-8")) < 0.05
     (log,) = logs.glob("run-*.log")
-    assert "embedded_redis_started_again" in log.read_text()
+    assert f"embedded_{server}_started_again" in log.read_text()
+    assert EMBEDDED_PID[server](home) is None  # and stopped with the run, the last one on it
+    if server == "postgres":  # polled every tenth of a second, the run saw the outage: it said so
+        lines = (tmp_path / "run.stderr").read_text().splitlines()
+        said = [line for line in lines if line.startswith("chunk-ocr: ") and "database" in line]
+        assert len(said) == 2, said
+        assert said[0].endswith("waiting for the database (Ctrl-C stops)")
+        assert said[1].startswith("chunk-ocr: the database answers again after ")
 
 
 def test_result_of_an_unknown_document_is_one_line(bare_env: dict[str, str]) -> None:

@@ -10,12 +10,16 @@ one `chunk_ocr` event, counted across the workers' logs).
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 from uuid import UUID
 
 import asyncpg
@@ -25,7 +29,7 @@ from app.models.results import MergedResult
 from app.pdf.samples import make_scanned_pdf
 from app.storage.checksums import sha256_hex
 from tests import servers
-from tests.e2e.conftest import log_events, run_cli, wait_for
+from tests.e2e.conftest import REPO_ROOT, log_events, run_cli, wait_for
 from tests.pdf_factories import cer
 from tests.servers import PrivatePostgres, PrivateRedis
 
@@ -266,3 +270,52 @@ async def test_worker_started_while_redis_and_postgres_are_down_waits_for_them(
     assert [e["dependency"] for e in log_events(log, "dependency_unavailable")] == ["database"]
     assert [e["dependency"] for e in log_events(log, "dependency_restored")] == ["database"]
     assert len(log_events(log, "worker_started")) == 1
+
+
+@pytest.mark.timeout(240)
+async def test_run_waits_out_a_postgres_outage(
+    cli_env: dict[str, str], private_postgres: PrivatePostgres, tmp_path: Path
+) -> None:
+    """`chunk-ocr run` polls the database for its progress: an outage in the middle is waited for,
+    said on its stderr, and the run ends as if there had been none."""
+    dsn = private_postgres.dsn
+    env = cli_env | WORKER | {"DATABASE_URL": dsn, "STALE_CHUNK_THRESHOLD_SECONDS": "60"}
+    texts = make_scanned_pdf(tmp_path / "scan.pdf", pages=PAGES, seed=35)
+    out, stderr_path = tmp_path / "out", tmp_path / "run.stderr"
+    command = ["run", str(tmp_path / "scan.pdf"), "--out", str(out), "--chunk-pages", str(CHUNK_PAGES)]
+    with stderr_path.open("wb") as stderr:
+        run = _start([*command, "--engine", "tesseract", "--ocr-processes", "1"], env, stderr)
+        try:
+            document = await wait_for(lambda: _a_document(dsn), 60, "the run to start its document")
+            await wait_for(lambda: chunk_in_processing(dsn, document), 60, "a chunk in processing")
+            private_postgres.stop(mode="fast")
+            await asyncio.sleep(6)
+            assert run.poll() is None, stderr_path.read_text()
+            private_postgres.start()
+            assert await asyncio.to_thread(run.wait, 150) == 0, stderr_path.read_text()
+        finally:
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
+    pages = (out / "scan.txt").read_text(encoding="utf-8").split("\f")
+    assert [cer(t, p) < 0.05 for t, p in zip(texts, pages, strict=True)] == [True] * PAGES
+    said = [line for line in stderr_path.read_text().splitlines() if line.startswith("chunk-ocr: ")]
+    assert len(said) == 2, said
+    assert said[0].endswith("waiting for the database (Ctrl-C stops)")
+    assert said[1].startswith("chunk-ocr: the database answers again after ")
+
+
+def _start(arguments: list[str], env: dict[str, str], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "app.cli", *arguments],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        start_new_session=True,
+    )
+
+
+async def _a_document(dsn: str) -> UUID | None:
+    rows = await fetch(dsn, "select id from documents")
+    return rows[0]["id"] if rows else None

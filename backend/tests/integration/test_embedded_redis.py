@@ -26,10 +26,11 @@ import redis
 from arq import create_pool, func
 
 from app.core.config import get_settings
+from app.core.health import REDIS
 from app.embedded import EmbeddedRedis, redis_socket, revive_redis
 from app.services.queue import redis_settings
 from app.worker import worker_settings
-from app.worker_loop import REVIVE_REDIS, ChunkOcrWorker
+from app.worker_loop import REVIVERS, ChunkOcrWorker
 from tests.e2e.conftest import wait_for
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -150,7 +151,7 @@ def test_a_process_attaching_after_the_last_one_exited_starts_a_server_of_its_ow
 @pytest.mark.timeout(90)
 async def test_a_worker_that_starts_while_its_embedded_redis_is_down_starts_it(data_dir: Path) -> None:
     """`chunk-ocr worker` on the embedded servers hands the worker what starts its Redis again
-    (REVIVE_REDIS). The worker's first connect must fail back to it, not wait inside arq's own
+    (its reviver, REVIVERS). The worker's first connect must fail back to it, not wait inside arq's own
     retries (a week of them, so that arq's CLI waits for a REDIS_URL that is down)."""
     url = f"unix://{redis_socket(data_dir)}"
     kept: list[EmbeddedRedis] = []
@@ -171,7 +172,7 @@ async def test_a_worker_that_starts_while_its_embedded_redis_is_down_starts_it(d
         queue_name="embedded-revive-test",
         poll_delay=0,
         handle_signals=False,
-        ctx={REVIVE_REDIS: revive},
+        ctx={REVIVERS: {REDIS: revive}},
     )
     main = asyncio.create_task(worker.main())
     try:

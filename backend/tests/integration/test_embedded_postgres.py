@@ -1,0 +1,94 @@
+"""The embedded PostgreSQL started again after it was killed (app.embedded.revive_postgres), in a
+process of its own, as a worker on the embedded servers does it in an outage."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+# Starts the embedded PostgreSQL of argv[1], kills it, starts it again, and reports.
+KILL_AND_REVIVE = """
+import asyncio, json, os, signal, sys, time
+from pathlib import Path
+import asyncpg, psutil
+from app.embedded import revive_postgres, start_postgres
+
+data_dir = Path(sys.argv[1])
+first = start_postgres(data_dir)
+left_alone = revive_postgres(data_dir) is None  # it answers: nothing to do
+old = first.server.get_pid()
+os.kill(old, signal.SIGKILL)
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:  # gone, or a zombie where nothing reaps orphans
+    try:
+        if psutil.Process(old).status() == psutil.STATUS_ZOMBIE:
+            break
+    except psutil.NoSuchProcess:
+        break
+    time.sleep(0.1)
+revived = revive_postgres(data_dir)
+
+async def answer(dsn):
+    connection = await asyncpg.connect(dsn, timeout=10)
+    try:
+        return await connection.fetchval("select 41 + 1")
+    finally:
+        await connection.close()
+
+print(json.dumps({
+    "left_alone": left_alone,
+    "old": old,
+    "new": revived.server.get_pid() if revived else None,
+    "same_dsn": revived is not None and revived.dsn == first.dsn,
+    "answer": asyncio.run(answer(first.dsn)),
+}), flush=True)
+"""
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    """A short path: the server's socket goes in its pgdata, as on a laptop."""
+    path = Path(tempfile.mkdtemp(prefix="chunk-ocr-pg-"))
+    path.chmod(0o755)  # under root, the server runs as another user, who must reach pgdata
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.timeout(120)
+def test_a_killed_embedded_postgres_is_started_again_on_its_socket(data_dir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "DATABASE_URL")}
+    done = subprocess.run(
+        [sys.executable, "-c", KILL_AND_REVIVE, str(data_dir)],
+        cwd=REPO_ROOT / "backend",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["left_alone"] is True
+    assert report["new"] not in (None, report["old"])
+    assert report["same_dsn"] is True  # the clients on its URL reconnect to it
+    assert report["answer"] == 42
+    # and the process that started it again stopped it as it exited, as the last one attached
+    assert not (data_dir / "pgdata" / "postmaster.pid").exists()
+    assert not _runs(report["new"])
+
+
+def _runs(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
