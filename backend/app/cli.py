@@ -224,8 +224,23 @@ async def _run(settings: Settings, args: argparse.Namespace, started: float) -> 
         )
     finally:
         await stack.close()
-    print_report(report, as_json=args.json)
+    try:
+        print_report(report, as_json=args.json)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head`: the reader stopped reading; the outputs are written
+        _discard_stdout()
+    except OSError as exc:  # a full disk behind `> file`, say
+        _discard_stdout()
+        print(f"chunk-ocr: error: cannot print the summary: {exc.strerror or exc}", file=sys.stderr)
+        return report.exit_code if report.exit_code is not ExitCode.OK else ExitCode.FAILED
     return report.exit_code
+
+
+def _discard_stdout() -> None:
+    """What is left to print goes nowhere: the interpreter's flush at exit would fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 async def _submit(settings: Settings, args: argparse.Namespace) -> int:
@@ -329,6 +344,21 @@ def _check_inputs(pdfs: list[Path]) -> None:
             raise InvalidInputError(f"{other} and {pdf} would both be written to {pdf.stem}.txt; rename one")
 
 
+def _check_out_dir(out: Path) -> None:
+    """Before any server starts: the output directory exists (made now if need be) and this user
+    may write in it. Found unusable only once the OCR is done, hours of work were lost."""
+    from app.core.errors import InvalidInputError
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InvalidInputError(f"--out {out}: not a directory") from None
+    except OSError as exc:
+        raise InvalidInputError(f"--out {out}: cannot be made ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise InvalidInputError(f"--out {out}: not writable by this user")
+
+
 async def _db_migrate(settings: Settings, args: argparse.Namespace) -> int:
     from app.db.migrations import migrate
 
@@ -406,6 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             _check_inputs(args.pdfs)
+            _check_out_dir(args.out)
             # The forkserver first, before this process imports the rest: the OCR processes (and
             # the planner's text pass) are forked from it, and its imports run on the other core
             # meanwhile.
@@ -433,6 +464,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             case "dev-user":
                 return asyncio.run(_dev_user(settings, args))
             case "result":
+                if args.out is not None:
+                    _check_out_dir(args.out)
                 return asyncio.run(_result(settings, args))
             case "submit":
                 args.language = _usable_language(
@@ -464,7 +497,12 @@ def entry() -> int:
     worker, while nothing it could free outlives the process. Exit still runs the atexit
     handlers and flushes the standard streams; only objects held in reference cycles go
     unfinalized, and this code closes what it opens."""
-    code = main()
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # `chunk-ocr status ID | head`: the reader went away
+        _discard_stdout()
+        code = ExitCode.FAILED
     gc.freeze()
     return code
 

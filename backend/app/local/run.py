@@ -184,7 +184,18 @@ async def _run(
                 "low_confidence_pages": list(merged.low_confidence_pages),
                 "failed_pages": [f.model_dump() for f in merged.failed_pages],
             }
-            entry |= await _write_outputs(stack, pdf, document, merged, out_dir, outputs)
+            try:
+                entry |= await _write_outputs(stack, pdf, document, merged, out_dir, outputs)
+            except OSError as exc:  # a full disk, say: the result itself is stored, and says where
+                entry["status"] = "not_written"
+                entry["error"] = f"cannot write to {out_dir}: {exc.strerror or exc}"
+                print(
+                    f"chunk-ocr: {pdf}: {entry['error']}; the result is stored: "
+                    f"chunk-ocr result {document.id} --out DIR",
+                    file=sys.stderr,
+                )
+                report.documents.append(entry)
+                continue
             if merged.failed_pages:
                 print(f"chunk-ocr: {pdf}: warning: {_missing_pages(merged)}", file=sys.stderr)
         else:
@@ -327,7 +338,7 @@ def print_report(report: RunReport, *, as_json: bool) -> None:
         print(json.dumps({"documents": report.documents, "errors": report.errors}, indent=2))
         return
     for d in report.documents:
-        if "mean_confidence" in d:  # completed
+        if "mean_confidence" in d and "error" not in d:  # completed, and its outputs written
             low, failed = d["low_confidence_pages"], d["failed_pages"]
             print(
                 f"{d['file']}: {d['pages']} pages in {d['chunks']} chunks, {d['seconds']:.1f} s "
