@@ -19,7 +19,9 @@ bullet from a symbol font or one unmapped ligature does not condemn a long page:
   bullet list or a row of check boxes has one symbol (U+F0B7, U+F0A8) per item, alone.
 - ``symbols``, letters and digits under half: a garbage OCR layer over a scan is mostly marks
   (``.,'~|``), and so is a font whose codes come out as ASCII punctuation. Combining marks
-  count as letters: they are a third of Devanagari, Thai, vowelled Arabic and Hebrew.
+  count as letters: they are a third of Devanagari, Thai, vowelled Arabic and Hebrew. What
+  typesetting draws between words is not counted: leaders and rules (runs of one filler, a
+  table of contents' dots, a form's underscores, a table's borders) and mathematical signs.
 - ``operators``, over 20 %: PDF content-stream instructions, each an operator with exactly
   its operand count (``72 712 Td``, ``/F1 12 Tf``, ``(Hello) Tj``, ``0 0 1 rg``,
   ``1 0 0 1 0 0 cm``, ``10 10 200 50 re``): a content stream drawn or mapped as text. Units
@@ -248,6 +250,14 @@ _MARKS = _char_class(
 _NOT_ALNUM = re.compile(f"[^\\w{_MARKS}]|_")  # in str patterns \w is str.isalnum() plus "_"
 _ASCII_ALNUM = str.maketrans("", "", string.ascii_letters + string.digits)
 _ASCII_DIGITS = str.maketrans("", "", string.digits)
+# Three or more of one filler in a row (whitespace already gone, so ". . ." is "..."): dots,
+# middle dots, ellipses, bullets, underscores, hyphens and dashes, equals signs, tildes,
+# asterisks, box-drawing lines; with the + or | a table's border puts at its ends.
+_FILLER_RUN = re.compile("[+|]?([._\\-=~*\u00b7\u2022\u2026\u2010-\u2015\u2500-\u257f])\\1{2,}[+|]?")
+# Mathematical signs no ASCII character stands for; where a page has them, the ASCII ones
+# beside them (relations, brackets, bars) are mathematics too.
+_MATH = re.compile("[\u00b1\u00d7\u00f7\u2190-\u21ff\u2200-\u22ff\u27c0-\u27ef\u2980-\u2aff]")
+_ASCII_MATH = re.compile("[-+<>=|/^:;,.()\\[\\]{}]")
 
 # Tab and newline are text, and U+0002 (U+FFFE in older builds) is PDFium's mark in a
 # hyphenated word; carriage returns are newlines by the time a page's text gets here.
@@ -309,7 +319,7 @@ def garbage_reason(text: str, visible: str | None = None) -> str | None:
         if not plain and _has_private_use(text, visible):
             return "private_use"
     not_alnum = len(visible.translate(_ASCII_ALNUM)) if plain else len(_NOT_ALNUM.findall(visible))
-    if not_alnum > (1 - MIN_ALNUM_SHARE) * total:
+    if not_alnum > (1 - MIN_ALNUM_SHARE) * total and _mostly_symbols(visible):
         return "symbols"
     if _has_operators(text, visible, plain):
         return "operators"
@@ -319,6 +329,21 @@ def garbage_reason(text: str, visible: str | None = None) -> str | None:
         if _mixes_scripts(text, total):
             return "mixed_scripts"
     return None
+
+
+def _mostly_symbols(visible: str) -> bool:
+    """Letters and digits under half once what typesetting draws between words is left out:
+    leaders and rules (a run of three or more of one filler: a table of contents' dots, spaced
+    or not, a form's blank to fill in, a table's borders) and, on a page with mathematical signs
+    that have no ASCII form (U+2200 on, arrows: a garbage layer does not give them), those and
+    the ASCII signs among them."""
+    kept = _FILLER_RUN.sub("", visible)
+    if _MATH.search(kept):
+        kept = _ASCII_MATH.sub("", _MATH.sub("", kept))
+    if not kept:
+        return False  # nothing but leaders and signs: too little to judge, not garbage
+    not_alnum = len(kept.translate(_ASCII_ALNUM)) if kept.isascii() else len(_NOT_ALNUM.findall(kept))
+    return not_alnum > (1 - MIN_ALNUM_SHARE) * len(kept)
 
 
 def _has_private_use(text: str, visible: str) -> bool:

@@ -82,7 +82,63 @@ def build_all(directory: Path) -> list[Fixture]:
         content_stream_layer(directory),
         private_use_layer(directory),
         mojibake_layer(directory),
+        *typeset_marks(directory),
     ]
+
+
+# Pages whose marks between words outnumber the letters, and are text all the same: leaders,
+# a form's blanks, a table's borders, mathematics. A garbage OCR layer is mostly marks too.
+TOC_LINES = (
+    "Table of Contents",
+    *(
+        f"{n} {title} {'.' * (60 - len(title))} {page}"
+        for n, title, page in (
+            (1, "Introduction", 3),
+            (2, "System overview", 7),
+            (3, "Data model", 12),
+            (4, "Results", 19),
+        )
+    ),
+    "Contents",
+    *(f"{n}.{k} Section {n}.{k} {'. ' * 28}{n * 10 + k}" for n in (1, 2) for k in (1, 2, 3)),
+)
+BLANK_FORM_LINES = (
+    "Change of address",
+    *(f"{label}: {'_' * 44}" for label in ("Full name", "Old address", "New address", "Date", "Signature")),
+)
+BORDERED_TABLE_LINES = (
+    "+------------+----------+--------+",
+    "| Account    | Branch   | Amount |",
+    "+------------+----------+--------+",
+    "| 1042       | Harbour  | 180.00 |",
+    "| 2210       | Central  | 75.50  |",
+    "+------------+----------+--------+",
+)
+MATH_LINES = (
+    "\u2200\u03b5>0 \u2203\u03b4>0 : |x\u2212a|<\u03b4 \u21d2 |f(x)\u2212f(a)|<\u03b5",
+    "|a+b| \u2264 |a|+|b|, \u2200a,b \u2208 \u211d",
+    "x \u2208 A \u2229 B \u21d4 x \u2208 A \u2227 x \u2208 B",
+    "\u2211 i = n(n+1)/2, n \u2265 1",
+)
+
+
+def typeset_marks(directory: Path) -> list[Fixture]:
+    pages = (
+        ("toc", TOC_LINES, "dot leaders, solid and spaced"),
+        ("blank-form", BLANK_FORM_LINES, "underscores to fill in"),
+        ("bordered-table", BORDERED_TABLE_LINES, "a table drawn in ASCII"),
+        ("math", MATH_LINES, "mathematical signs"),
+    )
+    fixtures = []
+    for name, lines, note in pages:
+        path = directory / f"{name}.pdf"
+        pdf = _canvas(path)
+        pdf.setFont(_unicode_font(), 10)
+        for at, line in enumerate(lines):
+            pdf.drawString(72, 720 - 16 * at, line)
+        pdf.save()
+        fixtures.append(Fixture(name, path, ("\n".join(lines),), note))
+    return fixtures
 
 
 def short_japanese_title(directory: Path) -> Fixture:

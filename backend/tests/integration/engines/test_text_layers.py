@@ -41,6 +41,10 @@ TEXT_LAYER_FIXTURES = (
     "freetext",
     "form",
     "form-no-appearances",
+    "toc",
+    "blank-form",
+    "bordered-table",
+    "math",
 )
 GARBAGE_FIXTURES = ("content-stream-layer", "private-use-layer", "mojibake-layer")
 

@@ -58,7 +58,7 @@ def test_real_text(text: str) -> None:
         "\x01\x02\x03\x04" * 10,  # control characters
         ".,'~|;:. ,,'' ~~ |.; :,' .. ~| ., ~~ ''",  # a garbage OCR layer: marks, not words
         "Il ., ~' |; ., ~' |; ., ~' |; ., ~' |; .,",  # mostly marks with a few letters
-        "a" * 8 + "_" * 9,  # underscores are word characters, not letters
+        "a__b__c__d__e__f__g",  # underscores are word characters, not letters (three are a blank)
         "BT /F1 12 Tf 72 712 Td (Hello world) Tj ET",  # a content stream
         "\uf051\uf075\uf061\uf072\uf074\uf065\uf072\uf06c\uf079 \uf072\uf065\uf070\uf06f\uf072\uf074",
         # a heading spelt in private-use code points over otherwise good text: 7 % of the page

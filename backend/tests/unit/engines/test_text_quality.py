@@ -31,6 +31,10 @@ def _page(line: str, times: int = 5) -> str:
             "\n".join(f"{i} {i * 3.5:.2f} {i * 12} {i * 7.25:.2f} Total" for i in range(40)),
         ),
         ("company names", _page("ACME LTD and BETA LTD. signed the TD agreement on Monday.")),
+        ("a table of contents", _page("2.1 Scope " + ". " * 30 + "14")),
+        ("a form to fill in", _page("Name: " + "_" * 50)),
+        ("a rule of box drawing", "Totals\n" + "\u2500" * 60 + "\n" + PROSE[:40]),
+        ("mathematics", _page("\u2200x \u2208 A: f(x) \u2264 g(x) \u21d2 |f| < |g|")),
         (
             "Word bullets from a symbol font",
             "\n".join(f"\uf0b7\tItem {i} of the list of things" for i in range(9)),
@@ -157,6 +161,9 @@ def test_real_pages_are_not_garbage(name: str, text: str) -> None:
             ),
         ),
         ("symbols", _page(".,'~|;:. ,,'' ~~ |.; :,' .. ~| ., ~~ ''")),
+        # runs of marks, as a garbage layer over a scanned form has them: leaders are not all it has
+        ("symbols", _page("|||| ;;;; '''' ~~~ ... ,,,, |_|_| a")),
+        ("symbols", _page("::: ,,, ''' |||| ;; a1")),
     ],
 )
 def test_garbage_says_why(reason: str, text: str) -> None:
