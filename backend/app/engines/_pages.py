@@ -129,7 +129,13 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
     try:
         textpage = page.get_textpage()
         try:
-            text = str(textpage.get_text_bounded()).replace("\r\n", "\n").replace("\r", "\n")
+            # The text inside the page's box; on a page turned a quarter (/Rotate 90 or 270: a
+            # landscape page on a portrait sheet, as print-to-PDF drivers may make one), all of
+            # the page's text instead: PDFium's bounded text runs the lines of such a page
+            # together ("Q4North 120"), and its whole text keeps them apart.
+            turned = page.get_rotation() % 180
+            raw = textpage.get_text_range() if turned else textpage.get_text_bounded()
+            text = str(raw).replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:
             textpage.close()

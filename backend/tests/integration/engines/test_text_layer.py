@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pikepdf
 import pypdfium2 as pdfium
 import pytest
 from reportlab.pdfgen import canvas
@@ -73,3 +74,46 @@ def test_control_characters_in_a_text_layer_stay_out_of_the_text(
     merged = "\f".join(p.text for p in pages)
     assert merged.count("\f") == len(pages) - 1
     assert not any(c in merged for c in "\x07\x0b\r")
+
+
+LANDSCAPE_ROWS = (
+    "Quarterly revenue by region",
+    "Region Q1 Q2 Q3 Q4",
+    "North 120 130 140 150",
+    "South 90 95 100 105",
+    "Total 210 225 240 255",
+)
+
+
+def _landscape_pdf(path: Path) -> None:
+    """Landscape pages on portrait sheets, as print-to-PDF drivers may write them: a portrait
+    MediaBox, /Rotate 90 (then 270), the content drawn turned back so that the page reads
+    upright; then the same rows on a page that is not turned."""
+    pdf = pikepdf.new()
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+    )
+    turned = {90: b"0 1 -1 0 612 0 cm", 270: b"0 -1 1 0 0 792 cm", 0: b""}
+    for rotate, cm in turned.items():
+        rows = b" ".join(b"(" + row.encode() + b") '" for row in LANDSCAPE_ROWS)
+        content = b"q " + cm + b" BT /F1 14 Tf 50 540 Td 22 TL " + rows + b" ET Q"
+        page = pikepdf.Dictionary(
+            Type=pikepdf.Name.Page,
+            MediaBox=[0, 0, 612, 792],
+            Rotate=rotate,
+            Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)),
+            Contents=pdf.make_stream(content),
+        )
+        pdf.pages.append(pikepdf.Page(page))
+    pdf.save(path)
+
+
+@pytest.mark.parametrize("engine", [TextLayerEngine(), AutoEngine()], ids=["text-layer", "auto"])
+def test_a_landscape_page_on_a_portrait_sheet_keeps_its_lines(
+    tmp_path: Path, engine: TextLayerEngine | AutoEngine
+) -> None:
+    _landscape_pdf(tmp_path / "landscape.pdf")
+    pages = engine.recognize((tmp_path / "landscape.pdf").read_bytes(), 1)
+    assert [p.source for p in pages] == ["text-layer"] * 3
+    for page in pages:
+        assert nonblank_lines(page.text) == list(LANDSCAPE_ROWS), page.page_number
