@@ -26,9 +26,11 @@ pool's initializer (pool.py), from the settings:
 from __future__ import annotations
 
 import io
+import os
 import resource
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +63,30 @@ def set_limits(limits: Limits) -> None:
 
 def current_limits() -> Limits:
     return _limits
+
+
+@contextmanager
+def address_space_headroom(headroom: int) -> Iterator[None]:
+    """Within: this process may map at most `headroom` bytes more than it maps now (and never
+    more than its RLIMIT_AS). For work that reads pages unmetered, the planner's text pass: a
+    page that needs more is left to the workers, which measure it first; without this, a
+    decompression bomb took the process to its whole RLIMIT_AS before PDFium gave up. Where
+    the process's mapped size cannot be read (no /proc), nothing changes."""
+    try:
+        with open("/proc/self/statm") as statm:
+            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    cap = mapped + headroom
+    if soft != resource.RLIM_INFINITY:
+        cap = min(cap, soft)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def memory_error(page_number: int | None = None) -> ResourceLimitError:

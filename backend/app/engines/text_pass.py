@@ -4,7 +4,8 @@ is queued, so that a born-digital document never waits on a worker.
 Which pages: for engine auto, those the auto rule (app.engines.auto.text_layer_page) reads from
 their text layer, exactly as a worker would; for engine text-layer, every page. Other engines
 read no page here. A page the pass cannot read (it cannot be loaded, it decodes to more than
-MAX_PAGE_DECODED_MB) is left to the workers, which isolate and report it.
+MAX_PAGE_DECODED_MB) is left to the workers, which isolate and report it. The pass reads pages
+unmetered, so it may map only MAX_PAGE_DECODED_MB more than its process did as it began.
 
 It runs in OCR processes (app.engines.pool), never in the process that plans: PDFium parses
 the pages' content here, which is where a hostile file crashes it or makes it allocate without
@@ -17,11 +18,12 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 
 import pypdfium2 as pdfium
 
 from app.core.errors import OCRError
+from app.engines._limits import address_space_headroom, current_limits
 from app.engines._pages import load_page
 from app.engines.auto import text_layer_page
 from app.engines.base import PageResult
@@ -65,24 +67,35 @@ def read_text_pages(
     per_page = os.stat(pdf_path).st_size / max(1, page_count)
     pages_per_open = max(1, int(BYTES_PER_OPEN / max(1.0, per_page)))
     try:
-        for first in range(start, stop, pages_per_open):
-            with _open(pdf_path) as document:
-                if len(document) != page_count:
-                    return [None] * (stop - start), version
-                for index in range(first, min(first + pages_per_open, stop)):
-                    pages[index - start] = _read(document, index, engine_name)
+        with _headroom():
+            for first in range(start, stop, pages_per_open):
+                with _open(pdf_path) as document:
+                    if len(document) != page_count:
+                        return [None] * (stop - start), version
+                    for index in range(first, min(first + pages_per_open, stop)):
+                        pages[index - start] = _read(document, index, engine_name)
     except (OCRError, MemoryError):  # the file itself cannot be opened here: the workers will say why
         return [None] * (stop - start), version
     return pages, version
+
+
+def _headroom() -> AbstractContextManager[None]:
+    """The pass reads pages unmetered: it may map MAX_PAGE_DECODED_MB more than the process maps
+    as it starts, where the limits are set (a page that needs more is the workers', which
+    measure it), not the whole OCR_PROCESS_MEMORY_MB (a bomb took the process there)."""
+    limits = current_limits()
+    if limits.address_space_bytes is None or limits.page_decoded_bytes is None:
+        return nullcontext()
+    return address_space_headroom(limits.page_decoded_bytes)
 
 
 @contextmanager
 def _open(pdf_path: str) -> Iterator[pdfium.PdfDocument]:
     """The file, opened by path: PDFium reads what each page needs as it loads it, so a 200 MB
     scan is never held whole (a chunk's bytes are what the workers' open_pdf takes). Not metered:
-    the meter's pypdf reading doubled the pass, and a page that decodes to more than the process
-    may hold ends it (OCR_PROCESS_MEMORY_MB); its pages go to the workers, whose metered reading
-    fails it with resource_limit. Placeholder pages exist only in chunk cuts, never here."""
+    the meter's pypdf reading doubled the pass, and a page that decodes to more than the pass may
+    map (_headroom) ends it; its pages go to the workers, whose metered reading fails it with
+    resource_limit. Placeholder pages exist only in chunk cuts, never here."""
     try:
         document = pdfium.PdfDocument(pdf_path)
     except pdfium.PdfiumError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -10,7 +12,11 @@ import pytest
 from app.core.config import Settings
 from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
 from app.services.text_reader import TextReader
+from tests.bombs import content_bomb_pdf
 from tests.corpus.unreadable_pages import huge_and_bomb_among_small
+from tests.peak_rss import run_measuring_peak_rss
+
+BACKEND = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
@@ -67,3 +73,28 @@ async def test_an_engine_that_reads_no_text_layer_starts_no_process(
 
     assert read.pages == {}
     assert reader._pool is None
+
+
+# The pass as an OCR process runs it, with the settings' default limits.
+_PASS_ON_A_BOMB = """
+import sys
+from app.engines._limits import Limits, set_limits
+from app.engines.text_pass import read_text_pages
+
+set_limits(Limits(page_decoded_bytes=512 << 20, address_space_bytes=2048 << 20))
+pages, _ = read_text_pages("auto", sys.argv[1], 1, 0, 1)
+print(pages)
+"""
+
+
+def test_a_bomb_ends_the_pass_near_the_page_limit_not_the_process_limit(tmp_path: Path) -> None:
+    """The pass reads pages unmetered: a page whose content inflates to 1 GiB may take the process
+    to MAX_PAGE_DECODED_MB (512) over what it mapped, not to OCR_PROCESS_MEMORY_MB (2048): it
+    peaked over 1 GiB (2 GB with a larger bomb) before PDFium gave up."""
+    bomb = content_bomb_pdf(tmp_path / "bomb.pdf", 1 << 30)
+    measured = run_measuring_peak_rss(
+        [sys.executable, "-c", _PASS_ON_A_BOMB, str(bomb)], env=dict(os.environ), cwd=BACKEND, timeout=120
+    )
+    # PDFium aborts the process (SIGABRT), or Python's allocation fails: either way no text
+    assert measured.completed.returncode != 0 or measured.completed.stdout.strip() == "[None]"
+    assert measured.largest_mib < 768, measured.describe()
