@@ -91,7 +91,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
     with path.open("rb") as handle:
         head = handle.read(_HEADER_WINDOW)
     if b"%PDF-" not in head:
-        raise NotAPdfError("not a PDF (no %PDF- header)")
+        raise NotAPdfError(f"not a PDF (no %PDF- header in its first {_HEADER_WINDOW} bytes)")
     truncated = is_truncated(path)
 
     warnings: list[str] = []

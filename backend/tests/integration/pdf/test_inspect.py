@@ -178,3 +178,11 @@ def test_a_truncated_scan_keeps_its_page_numbers(tmp_path: Path) -> None:
             assert has_image is (number not in report.lost_pages)
     finally:
         document.close()
+
+
+def test_a_header_after_the_first_kilobyte_is_refused_saying_where_it_was_looked_for(tmp_path: Path) -> None:
+    path = tmp_path / "late.pdf"
+    make_scanned_pdf(tmp_path / "scan.pdf", pages=1)
+    path.write_bytes(b"x" * 5000 + (tmp_path / "scan.pdf").read_bytes())
+    with pytest.raises(NotAPdfError, match=r"^not a PDF \(no %PDF- header in its first 1024 bytes\)$"):
+        inspect_pdf(path)
