@@ -274,14 +274,18 @@ async def _wait(
             else:
                 outage.over()
                 show(pages, chunks)
-            if len(finished) < len(docs) and (worker is None or not worker.alive()):
+            if len(finished) == len(docs):
+                break
+            if worker is None and outage.since is not None:  # read at planning, asked in an outage
+                await asyncio.sleep(outage.delay())
+                continue
+            if worker is None or not worker.alive():
                 if worker is not None and isinstance(failure := worker.failure(), OCRError):
                     raise failure
                 raise OCRError("the worker stopped before the documents finished")
-            if len(finished) < len(docs) and worker is not None:
-                # asked again as each job ends (the last chunk's merge ends a document), else
-                # every tenth of a second for the progress bar (spaced out in an outage)
-                await worker.next_job_end(outage.delay())
+            # asked again as each job ends (the last chunk's merge ends a document), else every
+            # tenth of a second for the progress bar (spaced out in an outage)
+            await worker.next_job_end(outage.delay())
     return {doc_id: report.document for doc_id, report in finished.items()}
 
 

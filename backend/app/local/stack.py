@@ -49,7 +49,7 @@ class Services:
 
     def revivers(self) -> dict[str, Callable[[], None]]:
         """What starts each embedded server again, by the worker's name for it (app.core.health):
-        a long-running command's worker runs it in an outage. None for a server of a URL."""
+        a long-running command's worker runs it in an outage. A server of a URL has none."""
         found: dict[str, Callable[[], None]] = {}
         if "Redis" in self.embedded:
             found[REDIS] = self.revive_redis

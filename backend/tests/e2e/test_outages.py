@@ -280,16 +280,16 @@ async def test_run_waits_out_a_postgres_outage(
     said on its stderr, and the run ends as if there had been none."""
     dsn = private_postgres.dsn
     env = cli_env | WORKER | {"DATABASE_URL": dsn, "STALE_CHUNK_THRESHOLD_SECONDS": "60"}
-    texts = make_scanned_pdf(tmp_path / "scan.pdf", pages=PAGES, seed=35)
+    texts = make_scanned_pdf(tmp_path / "scan.pdf", pages=4, seed=35)
     out, stderr_path = tmp_path / "out", tmp_path / "run.stderr"
-    command = ["run", str(tmp_path / "scan.pdf"), "--out", str(out), "--chunk-pages", str(CHUNK_PAGES)]
+    command = ["run", str(tmp_path / "scan.pdf"), "--out", str(out), "--chunk-pages", "1"]
     with stderr_path.open("wb") as stderr:
         run = _start([*command, "--engine", "tesseract", "--ocr-processes", "1"], env, stderr)
         try:
             document = await wait_for(lambda: _a_document(dsn), 60, "the run to start its document")
             await wait_for(lambda: chunk_in_processing(dsn, document), 60, "a chunk in processing")
             private_postgres.stop(mode="fast")
-            await asyncio.sleep(6)
+            await asyncio.sleep(4)
             assert run.poll() is None, stderr_path.read_text()
             private_postgres.start()
             assert await asyncio.to_thread(run.wait, 150) == 0, stderr_path.read_text()
@@ -298,7 +298,7 @@ async def test_run_waits_out_a_postgres_outage(
                 os.killpg(run.pid, signal.SIGKILL)
                 run.wait()
     pages = (out / "scan.txt").read_text(encoding="utf-8").split("\f")
-    assert [cer(t, p) < 0.05 for t, p in zip(texts, pages, strict=True)] == [True] * PAGES
+    assert [cer(t, p) < 0.05 for t, p in zip(texts, pages, strict=True)] == [True] * 4
     said = [line for line in stderr_path.read_text().splitlines() if line.startswith("chunk-ocr: ")]
     assert len(said) == 2, said
     assert said[0].endswith("waiting for the database (Ctrl-C stops)")
