@@ -198,6 +198,8 @@ async def _run(
                 continue
             if merged.failed_pages:
                 print(f"chunk-ocr: {pdf}: warning: {_missing_pages(merged)}", file=sys.stderr)
+            if engine == "text-layer" and (blank := _without_text(merged)):
+                print(f"chunk-ocr: {pdf}: warning: {blank}", file=sys.stderr)
         else:
             entry["error"] = document.error_message
             print(f"chunk-ocr: {pdf}: OCR failed: {document.error_message}", file=sys.stderr)
@@ -234,6 +236,19 @@ async def _write_outputs(
         await asyncio.to_thread(as_user_file, target)
         written["pdf_path"] = str(target)
     return written
+
+
+def _without_text(merged: MergedResult) -> str | None:
+    """With --engine text-layer, which reads no image: the pages that gave no text (scans, most
+    likely), which OCR would read. None when every page has text."""
+    blank = [p.page_number for p in merged.pages if p.error is None and not p.text.strip()]
+    if not blank:
+        return None
+    shown = ", ".join(map(str, blank[:_SHOWN_FAILURES])) + (", ..." if len(blank) > _SHOWN_FAILURES else "")
+    return (
+        f"{len(blank)} of {merged.page_count} pages have no text layer (pages {shown}); "
+        "if they are scanned, --engine auto or tesseract reads them"
+    )
 
 
 def _missing_pages(merged: MergedResult) -> str:

@@ -179,3 +179,31 @@ async def test_unusable_engine_is_one_line(cli_env: dict[str, str], tmp_path: Pa
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("chunk-ocr: error: google-vision needs Google credentials")
+
+
+def test_text_layer_engine_on_a_scan_says_which_pages_gave_no_text(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """--engine text-layer reads no image: a scan's pages come back empty, and the run says so
+    (once, naming them) instead of reporting a clean document."""
+    make_scanned_pdf(tmp_path / "scan.pdf", pages=2, seed=24)
+    result = run_cli(
+        ["run", str(tmp_path / "scan.pdf"), "--out", str(tmp_path / "out"), "--engine", "text-layer"], cli_env
+    )
+    assert result.returncode == ExitCode.OK, result.stderr
+    said = [line for line in result.stderr.splitlines() if line.startswith("chunk-ocr: ")]
+    assert said == [
+        f"chunk-ocr: {tmp_path / 'scan.pdf'}: warning: 2 of 2 pages have no text layer (pages 1, 2); "
+        "if they are scanned, --engine auto or tesseract reads them"
+    ]
+
+
+def test_text_layer_engine_on_a_born_digital_file_says_nothing(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    make_born_digital_pdf(tmp_path / "text.pdf", pages=2, seed=25)
+    result = run_cli(
+        ["run", str(tmp_path / "text.pdf"), "--out", str(tmp_path / "out"), "--engine", "text-layer"], cli_env
+    )
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert [line for line in result.stderr.splitlines() if line.startswith("chunk-ocr: ")] == []
