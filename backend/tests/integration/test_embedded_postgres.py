@@ -92,3 +92,12 @@ def _runs(pid: int) -> bool:
         return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return False
+
+
+def test_a_data_dir_that_is_gone_is_not_started_again_as_a_new_empty_cluster(tmp_path: Path) -> None:
+    from app.core.errors import ConfigurationError
+    from app.embedded import revive_postgres
+
+    with pytest.raises(ConfigurationError, match=r"data under .* is gone: not started again$"):
+        revive_postgres(tmp_path)
+    assert not (tmp_path / "pgdata").exists()
