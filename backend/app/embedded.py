@@ -103,7 +103,7 @@ def revive_postgres(data_dir: Path) -> EmbeddedPostgres | None:
 
     if not (data_dir / "pgdata" / "PG_VERSION").exists():  # never a new, empty cluster in its place
         raise ConfigurationError(
-            f"the embedded PostgreSQL's data under {data_dir} is gone; not started again"
+            f"the embedded PostgreSQL's data under {data_dir} is gone: not started again"
         )
     server = get_server(data_dir / "pgdata")  # this process's handle, which stops it at exit
     with server._lock:
