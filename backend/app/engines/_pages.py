@@ -17,6 +17,7 @@ from app.core.errors import OCRError
 from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
 from app.engines._limits import PageMeter, current_limits, memory_error
+from app.engines._page_content import PageContents
 from app.engines._scan_image import ScanPages, scan_image
 from app.engines.base import PageResult, PageSource
 from app.engines.errors import PageLostError, PageRenderError, PageTooLargeError, is_page_failure
@@ -49,6 +50,9 @@ _placeholders: dict[int, PlaceholderPages] = {}
 # Which pages of each open document are bare scans (_scan_image), read on first use.
 _scans: dict[int, ScanPages] = {}
 
+# Each open document's content streams, asked of pages PDFium found nothing on (_page_content).
+_contents: dict[int, PageContents] = {}
+
 
 @contextmanager
 def open_pdf(pdf_bytes: bytes) -> Iterator[pdfium.PdfDocument]:
@@ -66,12 +70,14 @@ def open_pdf(pdf_bytes: bytes) -> Iterator[pdfium.PdfDocument]:
     if (placeholders := placeholder_pages(pdf_bytes)) is not None:
         _placeholders[id(document)] = placeholders
     _scans[id(document)] = ScanPages(pdf_bytes)
+    _contents[id(document)] = PageContents(pdf_bytes)
     try:
         yield document
     finally:
         _meters.pop(id(document), None)
         _placeholders.pop(id(document), None)
         _scans.pop(id(document), None)
+        _contents.pop(id(document)).close()
         document.close()
 
 
@@ -141,6 +147,16 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
             textpage.close()
     except pdfium.PdfiumError as exc:
         raise PageRenderError(f"page {page_number}'s text cannot be read: {exc}", page=page_number) from None
+
+
+def undecodable_content(document: pdfium.PdfDocument, index: int, page_number: int) -> PageRenderError | None:
+    """For a page PDFium found nothing on: the error to fail it with when its content streams
+    cannot be decoded (PDFium draws nothing of them, and says nothing), else None (it is blank)."""
+    contents = _contents.get(id(document))
+    reason = contents.undecodable(index) if contents is not None else None
+    if reason is None:
+        return None
+    return PageRenderError(f"page {page_number} cannot be drawn: {reason}", page=page_number)
 
 
 def is_empty(page: pdfium.PdfPage) -> bool:

@@ -51,6 +51,7 @@ from app.engines._pages import (
     open_pdf,
     page_image,
     render_dpi,
+    undecodable_content,
 )
 from app.engines._tesseract_api import reader
 from app.engines._tesseract_api import version as library_version
@@ -250,6 +251,8 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
         try:
             undrawn = undrawn_field_text(page)
             if is_empty(page):  # nothing drawn: nothing for tesseract, but a field may hold text
+                if not undrawn and (error := undecodable_content(document, index, number)) is not None:
+                    raise error
                 return PageResult(number, undrawn, 1.0 if undrawn else 0.0, "ocr")
             dpi = render_dpi(page, number)
             image = page_image(document, page, index, number, dpi)
