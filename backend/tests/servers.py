@@ -25,6 +25,7 @@ from subprocess import DEVNULL, STDOUT
 from types import ModuleType
 from typing import Literal, Self
 
+import psutil
 import pytest
 
 from app.db.migrations import migrate
@@ -49,6 +50,15 @@ shared_buffers = 16MB
 fsync = off
 full_page_writes = off
 """
+
+
+def process_runs(pid: int) -> bool:
+    """Whether the process runs: a stopped or killed one not yet reaped (a zombie, where nothing
+    reaps orphans, as the PostgreSQL a pg_ctl started) does not."""
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
 
 
 def free_port() -> int:

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import psutil
 import pytest
 
 from tests.e2e.conftest import REPO_ROOT, run_cli
 from tests.pdf_factories import cer
+from tests.servers import process_runs
 
 UNSET = ("DATABASE_URL", "REDIS_URL", "SUPABASE_URL", "SUPABASE_SERVICE_ROLE_KEY", "LOCAL_STORAGE_DIR")
 
@@ -135,9 +135,9 @@ def _embedded_redis_pid(home: Path) -> int | None:
     registry = home / ".cache" / "chunk-ocr" / "redis.db.settings"
     try:
         pid = int(Path(json.loads(registry.read_text())["pidfile"]).read_text().strip())
-        return pid if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else None
-    except (OSError, ValueError, KeyError, psutil.Error):
+    except (OSError, ValueError, KeyError):
         return None
+    return pid if process_runs(pid) else None
 
 
 def _embedded_postgres_pid(home: Path) -> int | None:
@@ -146,9 +146,9 @@ def _embedded_postgres_pid(home: Path) -> int | None:
     lock_file = home / ".cache" / "chunk-ocr" / "pgdata" / "postmaster.pid"
     try:
         pid = int(lock_file.read_text().split("\n", 1)[0])
-        return pid if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else None
-    except (OSError, ValueError, psutil.Error):
+    except (OSError, ValueError):
         return None
+    return pid if process_runs(pid) else None
 
 
 EMBEDDED_PID = {"redis": _embedded_redis_pid, "postgres": _embedded_postgres_pid}
@@ -199,15 +199,7 @@ def test_a_worker_whose_embedded_server_is_killed_starts_it_again_and_works_on(
         log.close()
     assert f"embedded_{server}_started_again" in (tmp_path / "worker.log").read_text()
     # the worker was the last process on it: the server it started stopped with it
-    assert _until(lambda: None if _runs(again) else 0, timeout=20) == 0
-
-
-def _runs(pid: int) -> bool:
-    """Whether the process runs (a zombie, stopped but not reaped, does not)."""
-    try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-    except psutil.NoSuchProcess:
-        return False
+    assert _until(lambda: None if process_runs(again) else 0, timeout=20) == 0
 
 
 @pytest.mark.slow

@@ -12,8 +12,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
+
+from tests.servers import process_runs
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -84,14 +85,7 @@ def test_a_killed_embedded_postgres_is_started_again_on_its_socket(data_dir: Pat
     assert report["answer"] == 42
     # and the process that started it again stopped it as it exited, as the last one attached
     assert not (data_dir / "pgdata" / "postmaster.pid").exists()
-    assert not _runs(report["new"])
-
-
-def _runs(pid: int) -> bool:
-    try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-    except psutil.NoSuchProcess:
-        return False
+    assert not process_runs(report["new"])
 
 
 def test_a_data_dir_that_is_gone_is_not_started_again_as_a_new_empty_cluster(tmp_path: Path) -> None:

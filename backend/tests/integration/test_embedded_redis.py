@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 import redis
 from arq import create_pool, func
@@ -32,6 +31,7 @@ from app.services.queue import redis_settings
 from app.worker import worker_settings
 from app.worker_loop import REVIVERS, ChunkOcrWorker
 from tests.e2e.conftest import wait_for
+from tests.servers import process_runs
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -106,10 +106,11 @@ def _tell(process: subprocess.Popen[str]) -> None:
 
 
 def _until_gone(pid: int, timeout: float) -> bool:
+    """Whether the process ended within timeout (stopped and not yet reaped, a zombie, counts)."""
     deadline = time.monotonic() + timeout
-    while psutil.pid_exists(pid) and time.monotonic() < deadline:
+    while process_runs(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return not psutil.pid_exists(pid)
+    return not process_runs(pid)
 
 
 @pytest.mark.timeout(90)
