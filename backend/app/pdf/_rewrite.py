@@ -20,11 +20,15 @@ from app.pdf._page_edit import PageEdit, check_fits
 from app.pdf._writer import write_pdf
 from app.pdf.errors import DamagedPdfError
 from app.pdf.layer_file import Layer, layer_pages
+from app.pdf.prior_text import without_invisible_text
 from app.pdf.text_layer import FONT_RESOURCE
 
 
-def graft_rewriting(original: Path, layers: Iterable[tuple[int, Layer]], partial: Path) -> tuple[int, int]:
-    """graft_text_layers for the originals that are rewritten, to partial: (pages, pages with text)."""
+def graft_rewriting(
+    original: Path, layers: Iterable[tuple[int, Layer]], partial: Path
+) -> tuple[int, int, int]:
+    """graft_text_layers for the originals that are rewritten, to partial: (pages, pages with
+    text, pages whose earlier invisible text was removed)."""
     try:
         pdf = pikepdf.open(original)
     except pikepdf.PdfError as exc:
@@ -34,7 +38,7 @@ def graft_rewriting(original: Path, layers: Iterable[tuple[int, Layer]], partial
         font: pikepdf.Object | None = None
         codes = glyphless.Codes()
         wrappers: dict[bytes, pikepdf.Object] = {}
-        grafted = 0
+        grafted = replaced = 0
         for number, layer_page in layer_pages(layers, codes, len(pdf.pages)):
             if layer_page.content is None:
                 continue
@@ -55,6 +59,9 @@ def graft_rewriting(original: Path, layers: Iterable[tuple[int, Layer]], partial
             page.Resources = resources
             contents = page.get(Name.Contents)
             items = [contents] if isinstance(contents, pikepdf.Stream) else list(contents or [])
+            if (stripped := without_invisible_text(page, edit.resources)) is not None:
+                items = [pdf.make_stream(stripped)]
+                replaced += 1
             before, after = (_shared(pdf, wrappers, stream) for stream in edit.wrappers())
             page.Contents = pikepdf.Array([before, *items, after])
             grafted += 1
@@ -63,7 +70,7 @@ def graft_rewriting(original: Path, layers: Iterable[tuple[int, Layer]], partial
             font.ToUnicode.write(to_unicode, filter=Name.FlateDecode)
         pdf.save(partial, encryption=pdf.is_encrypted)  # an owner-locked file stays locked
         pages = len(pdf.pages)
-    return pages, grafted
+    return pages, grafted, replaced
 
 
 def _font_file() -> bytes:

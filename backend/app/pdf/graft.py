@@ -38,6 +38,7 @@ from app.pdf._page_edit import PageEdit, check_fits
 from app.pdf._page_walk import PageWalk, UnsoundPageTree, reopen_pages
 from app.pdf.errors import DamagedPdfError, EncryptedPdfError, PdfNotFoundError
 from app.pdf.layer_file import Layer, LayerPage, layer_pages
+from app.pdf.prior_text import without_invisible_text
 from app.pdf.text_layer import FONT_RESOURCE
 
 log = get_logger(__name__)
@@ -48,6 +49,7 @@ class GraftSummary:
     pages: int  # of the original (and the output)
     pages_with_text: int  # pages a layer was laid over
     incremental: bool  # the original's bytes were kept and the layers appended (else rewritten)
+    layers_replaced: int = 0  # pages of those whose invisible text (an earlier OCR's) was removed
 
 
 def graft_text_layers(original: Path, layers: Iterable[tuple[int, Layer]], output: Path) -> GraftSummary:
@@ -74,7 +76,8 @@ def graft_text_layers(original: Path, layers: Iterable[tuple[int, Layer]], outpu
         else:
             from app.pdf._rewrite import graft_rewriting  # the exception: a damaged or encrypted file
 
-            summary = GraftSummary(*graft_rewriting(original, layers, partial), incremental=False)
+            pages, grafted, replaced = graft_rewriting(original, layers, partial)
+            summary = GraftSummary(pages, grafted, incremental=False, layers_replaced=replaced)
         os.replace(partial, output)
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -84,6 +87,7 @@ def graft_text_layers(original: Path, layers: Iterable[tuple[int, Layer]], outpu
         pages=summary.pages,
         pages_with_text=summary.pages_with_text,
         incremental=summary.incremental,
+        layers_replaced=summary.layers_replaced,
         bytes=output.stat().st_size,
         duration_ms=round((time.monotonic() - started) * 1000),
     )
@@ -153,7 +157,7 @@ def _graft_appending(
         font: list[int] = []  # its objects' numbers, once a page needs it
         codes = glyphless.Codes()
         wrappers: dict[bytes, int] = {}  # content of a q or Q ... Do stream: its object number
-        grafted = 0
+        grafted = replaced = 0
         with PageWalk(original, plan.reopen) as walk:
             pages = walk.pages()
             passed = 0  # pages of the original walked past
@@ -164,7 +168,8 @@ def _graft_appending(
                 passed = number
                 if layer_page.content is not None:
                     font = font or [appender.reserve() for _ in range(glyphless.FONT_OBJECTS)]
-                    _append_page(appender, page, layer_page, number, font[glyphless.FONT], wrappers)
+                    font_number = font[glyphless.FONT]
+                    replaced += _append_page(appender, page, layer_page, number, font_number, wrappers)
                     grafted += 1
                 # A page held keeps the file it came from in memory when the walk reopens it.
                 del page
@@ -172,7 +177,7 @@ def _graft_appending(
             for number, body in zip(font, glyphless.font_objects(font[0], codes.astral), strict=True):
                 appender.write(number, body)
             appender.finish(plan.trailer, plan.file_id, plan.prev, stream=plan.xref_stream)
-    return GraftSummary(plan.pages, grafted, incremental=True)
+    return GraftSummary(plan.pages, grafted, incremental=True, layers_replaced=replaced)
 
 
 def _append_page(
@@ -182,25 +187,36 @@ def _append_page(
     number: int,
     font: int,
     wrappers: dict[bytes, int],
-) -> None:
-    """The page's form and the page again, its content wrapped and the form drawn after it."""
+) -> bool:
+    """The page's form and the page again, its content wrapped and the form drawn after it;
+    whether the page's own invisible text was removed (prior_text), its content written anew."""
     check_fits(layer_page, page, number)
     edit = PageEdit.of(page)
     form = appender.reserve()
     appender.write(form, _form(layer_page, font))
     contents = [_wrapper(appender, wrappers, stream) for stream in edit.wrappers()]
-    appender.write(page.objgen[0], _page_body(page, edit, form, contents), page.objgen[1])
+    own: int | None = None
+    if (stripped := without_invisible_text(page, edit.resources)) is not None:
+        own = appender.reserve()
+        appender.write(own, glyphless.stream(b"", stripped))
+    appender.write(page.objgen[0], _page_body(page, edit, form, contents, own), page.objgen[1])
+    return own is not None
 
 
-def _page_body(page: pikepdf.Dictionary, edit: PageEdit, form: int, wrappers: list[int]) -> bytes:
-    """The page dictionary with the wrapped contents and resources naming the form."""
+def _page_body(
+    page: pikepdf.Dictionary, edit: PageEdit, form: int, wrappers: list[int], own: int | None
+) -> bytes:
+    """The page dictionary with the wrapped contents (own: the object of its content written
+    anew, else the page's streams as they are) and resources naming the form."""
     entries = [
         Name(key).unparse() + b" " + _unparse(value)
         for key, value in page.items()
         if key not in ("/Contents", "/Resources")
     ]
     contents = page.get(Name.Contents)
-    if isinstance(contents, pikepdf.Array):
+    if own is not None:
+        original = [b"%d 0 R" % own]
+    elif isinstance(contents, pikepdf.Array):
         original = [_unparse(item) for item in contents]
     elif contents is not None:
         original = [_unparse(contents)]

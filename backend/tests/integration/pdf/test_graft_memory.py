@@ -47,7 +47,7 @@ before = status("VmRSS")
 started = time.monotonic()
 pairs = [(1 + i * chunk, path) for i, path in enumerate(sorted(layers.glob("*.pdf")))]
 if how == "rewrite":
-    pages, with_text = graft_rewriting(original, pairs, output)
+    pages, with_text, _ = graft_rewriting(original, pairs, output)
 else:
     summary = graft_text_layers(original, pairs, output)
     pages, with_text = summary.pages, summary.pages_with_text

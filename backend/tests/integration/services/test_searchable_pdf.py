@@ -244,3 +244,30 @@ async def test_a_truncated_original_is_made_searchable_on_its_repaired_chunks(
         assert len(pdf.pages) == 4
     for number in read:
         assert cer(merged.pages[number - 1].text, pdftotext(output, number)) < 0.05
+
+
+async def test_a_scan_whose_own_ocr_layer_is_garbage_gets_ours_in_its_place(
+    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
+) -> None:
+    """The scanner's layer is garbage, so the page is OCR'd; result.pdf has our text, not both."""
+    source = tmp_path / "rescanned.pdf"
+    texts = make_scanned_pdf(source, 2, seed=3)
+    garbage = " ".join(["~;|.^,"] * 60)
+    with pikepdf.open(source, allow_overwriting_input=True) as pdf:
+        for page in pdf.pages:
+            font = pdf.make_indirect(pikepdf.Dictionary(Type="/Font", Subtype="/Type1", BaseFont="/Courier"))
+            page.obj.Resources.Font = pikepdf.Dictionary(F9=font)
+            page.contents_add(pdf.make_stream(b"BT 3 Tr /F9 8 Tf 40 700 Td (%s) Tj ET" % garbage.encode()))
+        pdf.save(source)
+    assert garbage.split()[0] in pdftotext(source, 1)  # what a reader got from the scanner's file
+
+    started = await ocr(runtime, arq_redis, source, matter_id)
+    _, merged = await merged_of(runtime, started.document.id)
+    assert merged.searchable_pdf is not None
+    output = stored_file(runtime, merged.searchable_pdf.path)
+    qpdf_check(output)
+    for number, expected in enumerate(texts, start=1):
+        read = pdftotext(output, number)
+        assert garbage.split()[0] not in read
+        assert cer(expected, read) < 0.02, number
+        assert render(output, number - 1) == render(source, number - 1)

@@ -1,0 +1,147 @@
+"""The text an earlier OCR laid over a page, which no one sees: it goes when ours is laid over.
+
+A scan that comes with an OCR layer of its own is OCR'd again when that layer is garbage, when
+it reads only part of the page, or when the user asks for an engine: grafted over it, our layer
+doubled it, so a reader's search, selection and copy gave the old words and ours, garbage
+included. Like ocrmypdf's --redo-ocr, a page that gets our layer loses the old one: the text it
+shows in render mode 3 (neither filled nor stroked nor clipped: drawn by nothing), and the Form
+XObjects it draws that hold such text and nothing else (the way ocrmypdf and this service lay a
+layer over a page). Everything the page draws stays as it was, to the pixel; text it shows in
+any other mode (a stamp, a header, a born-digital page OCR'd on request) is kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+import pikepdf
+from pikepdf import Name
+
+INVISIBLE = 3  # the text render mode that neither fills, strokes nor clips
+_SHOW = frozenset({"Tj", "TJ", "'", '"'})
+# What marks the page: path painting, shadings, images (inline, or drawn with Do), glyphs of a
+# Type 3 font drawn by a form's own procedures (d0/d1 are never in page content).
+_PAINTS = frozenset({"S", "s", "f", "F", "f*", "B", "B*", "b", "b*", "sh", "BI", "INLINE IMAGE", "Do"})
+Instruction = pikepdf.ContentStreamInstruction | pikepdf.ContentStreamInlineImage
+_SCAN = "q Q Tr Do"  # the operators that say whether a content has any of it, without the rest
+
+
+def without_invisible_text(page: pikepdf.Object, resources: pikepdf.Dictionary | None) -> bytes | None:
+    """The content of page (a page, or what has a /Contents) without the text it draws in render
+    mode 3 and without the forms (named in resources, the page's own or inherited) that hold
+    such text only; None when it has none, or its content cannot be parsed (kept as it is)."""
+    forms = _xobject_forms(resources)
+    try:
+        if not _has_any(pikepdf.parse_content_stream(page, _SCAN), forms):
+            return None
+        instructions = pikepdf.parse_content_stream(page)
+    except pikepdf.PdfError:
+        return None
+    kept: list[Instruction] = []
+    removed = False
+    modes = _Modes()
+    for instruction in instructions:
+        operator = str(instruction.operator)
+        modes.follow(operator, instruction.operands)
+        if operator in _SHOW and modes.current == INVISIBLE:
+            removed = True
+            kept.extend(_moves_of(operator, instruction.operands))  # ' and " go to the next line first
+            continue
+        form = forms.get(_name(instruction.operands) or "") if operator == "Do" else None
+        if form is not None and _only_invisible_text(form, modes.current):
+            removed = True
+            continue
+        kept.append(instruction)
+    return pikepdf.unparse_content_stream(kept) if removed else None
+
+
+class _Modes:
+    """The text render mode in effect: graphics state, saved by q and restored by Q."""
+
+    def __init__(self, current: int = 0) -> None:
+        self.current = current
+        self._saved: list[int] = []
+
+    def follow(self, operator: str, operands: Any) -> None:
+        if operator == "q":
+            self._saved.append(self.current)
+        elif operator == "Q":
+            if self._saved:
+                self.current = self._saved.pop()
+        elif operator == "Tr" and len(operands) == 1:
+            with contextlib.suppress(TypeError, ValueError):
+                self.current = int(operands[0])
+
+
+def _has_any(instructions: Sequence[Instruction], forms: dict[str, pikepdf.Stream]) -> bool:
+    """Whether content of these instructions (q, Q, Tr and Do only) may show invisible text."""
+    for instruction in instructions:
+        operator = str(instruction.operator)
+        if operator == "Tr" and instruction.operands and _number(instruction.operands[0]) == INVISIBLE:
+            return True
+        if operator == "Do" and (_name(instruction.operands) or "") in forms:
+            return True
+    return False
+
+
+def _only_invisible_text(form: pikepdf.Stream, mode: int) -> bool:
+    """Whether form shows text, all of it invisible (mode: the render mode where it is drawn),
+    and marks the page in no other way."""
+    try:
+        instructions = pikepdf.parse_content_stream(form)
+    except pikepdf.PdfError:
+        return False
+    modes = _Modes(mode)
+    shown = False
+    for instruction in instructions:
+        if isinstance(instruction, pikepdf.ContentStreamInlineImage):
+            return False
+        operator = str(instruction.operator)
+        if operator in _PAINTS:
+            return False
+        modes.follow(operator, instruction.operands)
+        if operator in _SHOW:
+            if modes.current != INVISIBLE:
+                return False
+            shown = True
+    return shown
+
+
+def _moves_of(operator: str, operands: Any) -> list[Instruction]:
+    """What a text-showing operator does besides showing: ' moves to the next line, and " sets
+    word and character spacing too."""
+    instruction = pikepdf.ContentStreamInstruction
+    if operator == "'":
+        return [instruction([], pikepdf.Operator("T*"))]
+    if operator == '"' and len(operands) == 3:
+        return [
+            instruction([operands[0]], pikepdf.Operator("Tw")),
+            instruction([operands[1]], pikepdf.Operator("Tc")),
+            instruction([], pikepdf.Operator("T*")),
+        ]
+    return []
+
+
+def _xobject_forms(resources: pikepdf.Dictionary | None) -> dict[str, pikepdf.Stream]:
+    """The Form XObjects resources name, by name."""
+    xobjects = resources.get(Name.XObject) if resources is not None else None
+    if not isinstance(xobjects, pikepdf.Dictionary):
+        return {}
+    return {
+        str(name): item
+        for name, item in xobjects.items()
+        if isinstance(item, pikepdf.Stream) and item.get(Name.Subtype) == Name.Form
+    }
+
+
+def _name(operands: Any) -> str | None:
+    return str(operands[0]) if len(operands) == 1 and isinstance(operands[0], pikepdf.Name) else None
+
+
+def _number(value: object) -> float | None:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None

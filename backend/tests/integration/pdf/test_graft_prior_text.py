@@ -1,0 +1,134 @@
+"""A page that gets our text layer loses the invisible text an earlier OCR left on it (prior_text).
+
+Scans are OCR'd again when their own layer is garbage or when the user asks for an engine; our
+layer laid over the old one doubled the text a reader searches, selects and copies. Checked as a
+reader gets it: pdftotext's words, PDFium's pixels (the page looks as it did), qpdf's verdict.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+from pathlib import Path
+
+import pikepdf
+import pytest
+from pikepdf import Name
+
+from app.pdf.graft import graft_text_layers
+from tests.integration.pdf.test_graft import join, layers_for, qpdf_check, rendered
+from tests.layer_pages import Scan, Setup, scanned_page
+
+WORDS = ["harbour", "accounts", "reviewed"]
+GARBAGE = ["Xq~v", "garble", "wordz", "qqline", "zzline", "formtext"]
+STAMP = "BATES-000123"
+
+# An earlier OCR's layer in the page's own content: shown in render mode 3 with Tj, TJ, ' and ".
+OLD_LAYER = (
+    b"BT 3 Tr /OldF 12 Tf 14 TL 72 700 Td (Xq~v) Tj 0 -14 Td [(garble) -200 (wordz)] TJ"
+    b" (qqline) ' 2 1 (zzline) \" ET\n"
+)
+# What the page shows itself: a stamp, placed after invisible lines that moved it down, so removing
+# those lines' moves with them would move it.
+VISIBLE_AFTER = (
+    b"BT /OldF 10 Tf 12 TL 72 60 Td 3 Tr (Xq~v) ' (garble) ' 0 Tr (" + STAMP.encode() + b") ' ET\n"
+)
+
+
+def _font(pdf: pikepdf.Pdf) -> pikepdf.Dictionary:
+    return pdf.make_indirect(pikepdf.Dictionary(Type=Name.Font, Subtype=Name.Type1, BaseFont=Name.Helvetica))
+
+
+def with_content(scan: Scan, *contents: bytes, form: bytes | None = None) -> bytes:
+    """scan's page with contents appended to its content, and a Form XObject of form drawn last."""
+    with pikepdf.open(io.BytesIO(scan.pdf)) as pdf:
+        page = pdf.pages[0]
+        font = _font(pdf)
+        resources = page.obj.Resources
+        resources.Font = pikepdf.Dictionary(OldF=font)
+        for content in contents:
+            page.contents_add(pdf.make_stream(content))
+        if form is not None:
+            stream = pdf.make_stream(form)
+            stream.Type, stream.Subtype = Name.XObject, Name.Form
+            stream.BBox = page.obj.MediaBox
+            stream.Resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(OldF=font))
+            resources.XObject[Name.OldOCR] = stream
+            page.contents_add(pdf.make_stream(b"q /OldOCR Do Q\n"))
+        out = io.BytesIO()
+        pdf.save(out)
+        return out.getvalue()
+
+
+def grafted(tmp_path: Path, pages: list[bytes], *, locked: bool = False) -> tuple[Path, Path, int]:
+    """The pages joined, each with the words of WORDS as its layer: (original, output, pages whose
+    old layer was removed)."""
+    original = join(pages, tmp_path / "original.pdf")
+    if locked:
+        with pikepdf.open(original, allow_overwriting_input=True) as pdf:
+            pdf.save(original, encryption=pikepdf.Encryption(owner="owner", user=""))
+    setup = Setup("letter")
+    words = [
+        setup.page_text(SCAN.words).model_copy(update={"page_number": number})
+        for number in range(1, len(pages) + 1)
+    ]
+    output = tmp_path / "out.pdf"
+    summary = graft_text_layers(original, layers_for(original, words, 2, tmp_path), output)
+    assert summary.incremental is not locked
+    qpdf_check(output)
+    return original, output, summary.layers_replaced
+
+
+def text_of(path: Path, page: int) -> list[str]:
+    return (
+        subprocess.run(
+            ["pdftotext", "-f", str(page), "-l", str(page), str(path), "-"], capture_output=True, check=True
+        )
+        .stdout.decode()
+        .split()
+    )
+
+
+SCAN = scanned_page(Setup("letter"), lines=[" ".join(WORDS)])
+
+
+@pytest.mark.parametrize("locked", [False, True], ids=["appended", "rewritten"])
+def test_an_old_invisible_layer_goes_and_what_the_page_shows_stays(tmp_path: Path, locked: bool) -> None:
+    pages = [
+        with_content(SCAN, OLD_LAYER, VISIBLE_AFTER),  # the old layer in the page's content
+        with_content(SCAN, form=b"BT 3 Tr /OldF 9 Tf 72 500 Td (formtext) Tj ET"),  # ocrmypdf's way
+        with_content(SCAN, b"q 3 Tr Q", VISIBLE_AFTER.replace(b" 3 Tr", b"")),  # nothing invisible shown
+    ]
+    original, output, replaced = grafted(tmp_path, pages, locked=locked)
+    assert replaced == 2
+    assert text_of(original, 1)[:5] == ["Xq~v", "garble", "wordz", "qqline", "zzline"]  # pdftotext sees it
+    for page in (1, 2):
+        assert not set(GARBAGE) & set(text_of(output, page)), page
+        assert set(WORDS) <= set(text_of(output, page))
+    assert STAMP in text_of(output, 1)
+    assert text_of(output, 3).count(STAMP) == 1
+    for index in range(3):  # the stamp where it was drawn, the scan as it was
+        assert rendered(output, index) == rendered(original, index), index
+
+
+def test_a_form_that_draws_anything_besides_invisible_text_is_kept(tmp_path: Path) -> None:
+    """Conservative: a form with a mark of its own is the page's, whatever text it also holds."""
+    pages = [
+        with_content(SCAN, form=b"0 0 1 rg 72 72 20 20 re f BT 3 Tr /OldF 9 Tf 72 500 Td (formtext) Tj ET"),
+        with_content(SCAN, form=b"BT 0 Tr /OldF 9 Tf 72 500 Td (formtext) Tj ET"),
+    ]
+    original, output, replaced = grafted(tmp_path, pages)
+    assert replaced == 0
+    for page in (1, 2):
+        assert "formtext" in text_of(output, page)
+        assert rendered(output, page - 1) == rendered(original, page - 1)
+
+
+def test_a_page_with_no_old_layer_keeps_its_content_streams(tmp_path: Path) -> None:
+    pages = [with_content(SCAN, VISIBLE_AFTER.replace(b" 3 Tr", b""))]
+    original, output, replaced = grafted(tmp_path, pages)
+    assert replaced == 0
+    with pikepdf.open(original) as before, pikepdf.open(output) as after:
+        kept = [stream.objgen for stream in before.pages[0].obj.Contents]
+        now = [stream.objgen for stream in after.pages[0].obj.Contents]
+        assert now[1:-1] == kept  # the original streams, between the wrappers
