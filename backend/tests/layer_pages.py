@@ -257,9 +257,9 @@ def scanned_page(setup: Setup, lines: Sequence[str] = LINES, spacing: float = 2.
     return Scan(setup, _with_geometry(out.getvalue(), setup), image, words, line_of)
 
 
-def vector_page(setup: Setup, lines: Sequence[str] = LINES[:2] + LINES[4:]) -> Scan:
-    """A born-digital page: DejaVu text drawn upright on the page; each word's pixel box is
-    where to_pixel sends its box (font ascent to descent, advance wide)."""
+def vector_page(setup: Setup, lines: Sequence[str] = LINES[:2] + LINES[4:], mode: int = 0) -> Scan:
+    """A born-digital page: DejaVu text drawn upright on the page in text render mode `mode`;
+    each word's pixel box is where to_pixel sends its box (font ascent to descent, advance wide)."""
     assert (setup.rotate, setup.skew, setup.rotation) == (0, 0.0, 0), "words are drawn upright"
     pdfmetrics.registerFont(TTFont("DejaVuSans", str(DEJAVU)))
     face = pdfmetrics.getFont("DejaVuSans").face
@@ -273,7 +273,10 @@ def vector_page(setup: Setup, lines: Sequence[str] = LINES[:2] + LINES[4:]) -> S
     for number, line in enumerate(lines):
         x = setup.shown[0] + 72
         for word in line.split():
-            pdf.drawString(x, y, word)
+            text = pdf.beginText(x, y)
+            text.setTextRenderMode(mode)
+            text.textOut(word)
+            pdf.drawText(text)
             advance = pdfmetrics.stringWidth(word, "DejaVuSans", size)
             box = (x, y + face.descent * size / 1000, x + advance, y + face.ascent * size / 1000)
             corners = [to_pixel(setup, px, py) for px in (box[0], box[2]) for py in (box[1], box[3])]

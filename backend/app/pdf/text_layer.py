@@ -31,6 +31,7 @@ from app.pdf import glyphless
 from app.pdf._writer import write_pdf
 from app.pdf.errors import TextLayerError
 from app.pdf.page_space import DEFAULT_DPI, Affine, inherited, ocr_to_page, page_geometry
+from app.pdf.shown_text import ShownText, shown_text
 
 FONT_RESOURCE = b"/GL"  # the name a layer page's resources give the glyphless font
 _SAME_LINE_OVERLAP = 0.5  # of the smaller height: words that share less are on different lines
@@ -59,8 +60,10 @@ def render_text_layer(source_pdf: bytes, pages: Sequence[PageText]) -> bytes:
 
     Page i has the media box, crop box and /Rotate of source_pdf's page i, and each word lies in
     its user space where the word is seen on the displayed page, read from the word's pixel box
-    with the page's dpi (300 when None), skew and rotation. The same inputs give the same bytes.
-    Raises TextLayerError when source_pdf cannot be read or its page count is not len(pages)."""
+    with the page's dpi (300 when None), skew and rotation. A word the page shows itself as
+    text where the word lies (a stamp, a born-digital page's words) is left out (shown_text).
+    The same inputs give the same bytes. Raises TextLayerError when source_pdf cannot be read
+    or its page count is not len(pages)."""
     try:
         source = pikepdf.open(io.BytesIO(source_pdf))
     except pikepdf.PdfError as exc:
@@ -69,13 +72,16 @@ def render_text_layer(source_pdf: bytes, pages: Sequence[PageText]) -> bytes:
         if len(source.pages) != len(pages):
             raise TextLayerError(f"the chunk has {len(source.pages)} pages but {len(pages)} results")
         codes = glyphless.Codes()
+        shown = shown_text(source_pdf, [index for index, text in enumerate(pages) if _has_words(text)])
         # Objects 1 catalog, 2 page tree, then the font, then each page and its content.
         font = 3
         objects: list[bytes] = [b"", b""] + [b""] * glyphless.FONT_OBJECTS
         kids = []
-        for page, text in zip(source.pages, pages, strict=True):
+        for index, (page, text) in enumerate(zip(source.pages, pages, strict=True)):
             kids.append(b"%d 0 R" % (len(objects) + 1))
-            objects += _page_objects(page.obj, text, codes, number=len(objects) + 1, font=font)
+            objects += _page_objects(
+                page.obj, text, codes, number=len(objects) + 1, font=font, shown=shown.get(index)
+            )
         objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
         objects[1] = b"<< /Type /Pages /Kids [ %s ] /Count %d >>" % (b" ".join(kids), len(kids))
         objects[font - 1 : font - 1 + glyphless.FONT_OBJECTS] = glyphless.font_objects(font, codes.astral)
@@ -98,10 +104,21 @@ def page_content(
     return b"q\n%s cm\nBT\n3 Tr\n%s\nET\nQ\n" % (matrix, b"\n".join(out.ops))
 
 
+def _has_words(text: PageText) -> bool:
+    """Whether the page is OCR'd with words to lay over it."""
+    return bool(text.words) and text.source == "ocr" and text.error is None
+
+
 def _page_objects(
-    page: pikepdf.Dictionary, text: PageText, codes: glyphless.Codes, number: int, font: int
+    page: pikepdf.Dictionary,
+    text: PageText,
+    codes: glyphless.Codes,
+    number: int,
+    font: int,
+    shown: ShownText | None,
 ) -> list[bytes]:
-    """The layer page's dictionary (object `number`) and its content stream, if it has words."""
+    """The layer page's dictionary (object `number`) and its content stream, if it has words
+    the page does not show itself (shown: the text it does, shown_text)."""
     geometry = page_geometry(page)
     boxes = b"/MediaBox %s" % _array(inherited(page, Name.MediaBox), geometry.media_box)
     if inherited(page, Name.CropBox) is not None:
@@ -109,7 +126,7 @@ def _page_objects(
     if geometry.rotate:
         boxes += b" /Rotate %d" % geometry.rotate
     content = b""
-    if text.words and text.source == "ocr" and text.error is None:
+    if _has_words(text):
         dpi, rotation = text.dpi or DEFAULT_DPI, text.rotation or 0
         if rotation not in (0, 90, 180, 270):
             raise TextLayerError(f"page {text.page_number} was turned {rotation} degrees, not a quarter turn")
@@ -118,7 +135,10 @@ def _page_objects(
             raise TextLayerError(f"page {text.page_number} has words but no area to put them on")
         image_height = width if rotation in (90, 270) else height
         to_page = ocr_to_page(geometry, dpi, text.skew or 0.0, rotation)
-        content = page_content(text.words, to_page, image_height, codes)
+        words = text.words or ()
+        if shown is not None:
+            words = tuple(word for word in words if not shown.says(word, to_page))
+        content = page_content(words, to_page, image_height, codes)
     if not content:
         return [b"<< /Type /Page /Parent 2 0 R %s /Resources << >> >>" % boxes]
     return [

@@ -88,8 +88,10 @@ def test_pdfminer_reads_every_word_over_its_ink(scan: Scan) -> None:
     ids=lambda s: s.name,
 )
 def test_words_of_a_born_digital_page_lie_over_its_own_text(setup: Setup) -> None:
-    """OCR of a vector page: each layer word covers the page's own drawn word (its font box)."""
-    page = vector_page(setup)
+    """OCR of a vector page: each layer word covers the page's own word (its font box). The
+    page's text is invisible here, as an earlier OCR's: words the page shows are not laid over
+    it at all (test_text_layer_shown_text)."""
+    page = vector_page(setup, mode=3)
     layer = render_text_layer(page.pdf, [setup.page_text(page.words)])
     document = pdfium.PdfDocument(page.pdf)
     layer_document = pdfium.PdfDocument(layer)
