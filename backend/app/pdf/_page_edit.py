@@ -7,10 +7,13 @@ from dataclasses import dataclass
 import pikepdf
 from pikepdf import Name
 
+from app.pdf._content_size import content_exceeds
 from app.pdf.errors import TextLayerError
 from app.pdf.layer_file import LayerPage
 from app.pdf.page_space import inherited, page_geometry
 
+# QPDF decodes a content whole to parse it: a large map is counted, a Flate bomb is not.
+MAX_COUNTED_BYTES = 64 << 20
 _BOX_TOLERANCE = 0.01  # points: a layer page's media box is its page's, as written to 4 places
 
 
@@ -43,9 +46,12 @@ class PageEdit:
 
 def graphics_depth(page: pikepdf.Dictionary) -> tuple[int, int]:
     """(Q without a q before them, q left open at the end) in the page's content; (0, 0) when it
-    cannot be parsed (then the content is closed in one q ... Q, which is right for most)."""
+    cannot be parsed or decodes to more than MAX_COUNTED_BYTES (then the content is closed in
+    one q ... Q, which is right for most)."""
     unmatched = depth = 0
     try:
+        if content_exceeds(page.get(Name.Contents), MAX_COUNTED_BYTES):
+            return 0, 0
         instructions = pikepdf.parse_content_stream(page, "q Q")
     except pikepdf.PdfError:
         return 0, 0

@@ -19,6 +19,11 @@ from typing import Any
 import pikepdf
 from pikepdf import Name
 
+from app.core.logging import get_logger
+from app.pdf._content_size import content_exceeds
+
+log = get_logger(__name__)
+
 INVISIBLE = 3  # the text render mode that neither fills, strokes nor clips
 _SHOW = frozenset({"Tj", "TJ", "'", '"'})
 # What marks the page: path painting, shadings, images (inline, or drawn with Do), glyphs of a
@@ -26,14 +31,21 @@ _SHOW = frozenset({"Tj", "TJ", "'", '"'})
 _PAINTS = frozenset({"S", "s", "f", "F", "f*", "B", "B*", "b", "b*", "sh", "BI", "INLINE IMAGE", "Do"})
 Instruction = pikepdf.ContentStreamInstruction | pikepdf.ContentStreamInlineImage
 _SCAN = "q Q Tr Do"  # the operators that say whether a content has any of it, without the rest
+# Content parsed into Python objects takes about 80 times its size: a page or form whose content
+# is larger than this (an old layer of a dense page is a few hundred kilobytes) is kept as it is.
+MAX_CONTENT_BYTES = 1 << 20
 
 
 def without_invisible_text(page: pikepdf.Object, resources: pikepdf.Dictionary | None) -> bytes | None:
     """The content of page (a page, or what has a /Contents) without the text it draws in render
     mode 3 and without the forms (named in resources, the page's own or inherited) that hold
-    such text only; None when it has none, or its content cannot be parsed (kept as it is)."""
+    such text only; None when it has none, or its content cannot be parsed or is larger than
+    MAX_CONTENT_BYTES (kept as it is)."""
     forms = _xobject_forms(resources)
     try:
+        if content_exceeds(page.get(Name.Contents), MAX_CONTENT_BYTES):
+            log.info("prior_text_kept", reason="content too large")
+            return None
         if not _has_any(pikepdf.parse_content_stream(page, _SCAN), forms):
             return None
         instructions = pikepdf.parse_content_stream(page)
@@ -90,6 +102,8 @@ def _only_invisible_text(form: pikepdf.Stream, mode: int) -> bool:
     """Whether form shows text, all of it invisible (mode: the render mode where it is drawn),
     and marks the page in no other way."""
     try:
+        if content_exceeds(form, MAX_CONTENT_BYTES):
+            return False
         instructions = pikepdf.parse_content_stream(form)
     except pikepdf.PdfError:
         return False
