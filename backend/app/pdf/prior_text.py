@@ -4,7 +4,8 @@ A scan that comes with an OCR layer of its own is OCR'd again when that layer is
 it reads only part of the page, or when the user asks for an engine: grafted over it, our layer
 doubled it, so a reader's search, selection and copy gave the old words and ours, garbage
 included. Like ocrmypdf's --redo-ocr, a page that gets our layer loses the old one: the text it
-shows in render mode 3 (neither filled nor stroked nor clipped: drawn by nothing), and the Form
+shows in render mode 3 (neither filled nor stroked nor clipped: drawn by nothing; the mode does
+not apply to a Type 3 font, whose glyphs are drawn whatever it is), and the Form
 XObjects it draws that hold such text and nothing else (the way ocrmypdf and this service lay a
 layer over a page). Everything the page draws stays as it was, to the pixel; text it shows in
 any other mode (a stamp, a header, a born-digital page OCR'd on request) is kept.
@@ -26,8 +27,8 @@ log = get_logger(__name__)
 
 INVISIBLE = 3  # the text render mode that neither fills, strokes nor clips
 _SHOW = frozenset({"Tj", "TJ", "'", '"'})
-# What marks the page: path painting, shadings, images (inline, or drawn with Do), glyphs of a
-# Type 3 font drawn by a form's own procedures (d0/d1 are never in page content).
+# What marks the page: path painting, shadings, images (inline, or drawn with Do; a form within
+# a form is taken for a mark, unread).
 _PAINTS = frozenset({"S", "s", "f", "F", "f*", "B", "B*", "b", "b*", "sh", "BI", "INLINE IMAGE", "Do"})
 Instruction = pikepdf.ContentStreamInstruction | pikepdf.ContentStreamInlineImage
 _SCAN = "q Q Tr Do"  # the operators that say whether a content has any of it, without the rest
@@ -53,38 +54,51 @@ def without_invisible_text(page: pikepdf.Object, resources: pikepdf.Dictionary |
         return None
     kept: list[Instruction] = []
     removed = False
-    modes = _Modes()
+    state = _TextState(_type3_fonts(resources))
     for instruction in instructions:
         operator = str(instruction.operator)
-        modes.follow(operator, instruction.operands)
-        if operator in _SHOW and modes.current == INVISIBLE:
+        state.follow(operator, instruction.operands)
+        if operator in _SHOW and state.invisible:
             removed = True
             kept.extend(_moves_of(operator, instruction.operands))  # ' and " go to the next line first
             continue
         form = forms.get(_name(instruction.operands) or "") if operator == "Do" else None
-        if form is not None and _only_invisible_text(form, modes.current):
+        if form is not None and _only_invisible_text(form, state, resources):
             removed = True
             continue
         kept.append(instruction)
     return pikepdf.unparse_content_stream(kept) if removed else None
 
 
-class _Modes:
-    """The text render mode in effect: graphics state, saved by q and restored by Q."""
+class _TextState:
+    """The text render mode in effect, and whether the font is a Type 3 font (which the mode
+    does not apply to: its glyphs are drawn in any mode); graphics state, saved by q and
+    restored by Q."""
 
-    def __init__(self, current: int = 0) -> None:
-        self.current = current
-        self._saved: list[int] = []
+    def __init__(self, type3: frozenset[str], mode: int = 0, in_type3: bool = False) -> None:
+        self.type3 = type3  # the names of the Type 3 fonts in the content's resources
+        self.mode, self.in_type3 = mode, in_type3
+        self._saved: list[tuple[int, bool]] = []
+
+    @property
+    def invisible(self) -> bool:
+        return self.mode == INVISIBLE and not self.in_type3
+
+    def within(self, type3: frozenset[str]) -> _TextState:
+        """The state a form drawn now starts in, its fonts' names being its own."""
+        return _TextState(type3, self.mode, self.in_type3)
 
     def follow(self, operator: str, operands: Any) -> None:
         if operator == "q":
-            self._saved.append(self.current)
+            self._saved.append((self.mode, self.in_type3))
         elif operator == "Q":
             if self._saved:
-                self.current = self._saved.pop()
+                self.mode, self.in_type3 = self._saved.pop()
         elif operator == "Tr" and len(operands) == 1:
             with contextlib.suppress(TypeError, ValueError):
-                self.current = int(operands[0])
+                self.mode = int(operands[0])
+        elif operator == "Tf" and operands:
+            self.in_type3 = str(operands[0]) in self.type3
 
 
 def _has_any(instructions: Sequence[Instruction], forms: dict[str, pikepdf.Stream]) -> bool:
@@ -98,16 +112,17 @@ def _has_any(instructions: Sequence[Instruction], forms: dict[str, pikepdf.Strea
     return False
 
 
-def _only_invisible_text(form: pikepdf.Stream, mode: int) -> bool:
-    """Whether form shows text, all of it invisible (mode: the render mode where it is drawn),
-    and marks the page in no other way."""
+def _only_invisible_text(form: pikepdf.Stream, drawn_in: _TextState, page: pikepdf.Dictionary | None) -> bool:
+    """Whether form shows text, all of it invisible (drawn_in: the text state where it is drawn),
+    and marks the page in no other way. Its fonts are its own resources' (else the page's)."""
     try:
         if content_exceeds(form, MAX_CONTENT_BYTES):
             return False
         instructions = pikepdf.parse_content_stream(form)
     except pikepdf.PdfError:
         return False
-    modes = _Modes(mode)
+    own = form.get(Name.Resources)
+    state = drawn_in.within(_type3_fonts(own if isinstance(own, pikepdf.Dictionary) else page))
     shown = False
     for instruction in instructions:
         if isinstance(instruction, pikepdf.ContentStreamInlineImage):
@@ -115,12 +130,23 @@ def _only_invisible_text(form: pikepdf.Stream, mode: int) -> bool:
         operator = str(instruction.operator)
         if operator in _PAINTS:
             return False
-        modes.follow(operator, instruction.operands)
+        state.follow(operator, instruction.operands)
         if operator in _SHOW:
-            if modes.current != INVISIBLE:
+            if not state.invisible:
                 return False
             shown = True
     return shown
+
+
+def _type3_fonts(resources: pikepdf.Dictionary | None) -> frozenset[str]:
+    fonts = resources.get(Name.Font) if resources is not None else None
+    if not isinstance(fonts, pikepdf.Dictionary):
+        return frozenset()
+    return frozenset(
+        str(name)
+        for name, font in fonts.items()
+        if isinstance(font, pikepdf.Dictionary) and font.get(Name.Subtype) == Name.Type3
+    )
 
 
 def _moves_of(operator: str, operands: Any) -> list[Instruction]:

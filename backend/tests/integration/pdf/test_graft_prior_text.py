@@ -132,3 +132,38 @@ def test_a_page_with_no_old_layer_keeps_its_content_streams(tmp_path: Path) -> N
         kept = [stream.objgen for stream in before.pages[0].obj.Contents]
         now = [stream.objgen for stream in after.pages[0].obj.Contents]
         assert now[1:-1] == kept  # the original streams, between the wrappers
+
+
+def test_type3_text_shown_in_mode_3_is_drawn_and_stays(tmp_path: Path) -> None:
+    """The render mode does not apply to a Type 3 font (PDF 1.7, 9.3.6): its glyphs are drawn."""
+    with pikepdf.open(io.BytesIO(SCAN.pdf)) as pdf:
+        page = pdf.pages[0]
+        glyph = pdf.make_stream(b"1000 0 0 0 1000 1000 d1 0 0 1000 1000 re f")
+        font = pdf.make_indirect(
+            pikepdf.Dictionary(
+                Type=Name.Font,
+                Subtype=Name.Type3,
+                FontBBox=[0, 0, 1000, 1000],
+                FontMatrix=[0.001, 0, 0, 0.001, 0, 0],
+                CharProcs=pikepdf.Dictionary(a=glyph),
+                Encoding=pikepdf.Dictionary(Type=Name.Encoding, Differences=[65, Name.a]),
+                FirstChar=65,
+                LastChar=65,
+                Widths=[1000],
+                Resources=pikepdf.Dictionary(),
+            )
+        )
+        page.obj.Resources.Font = pikepdf.Dictionary(T3=font, OldF=_font(pdf))
+        page.contents_add(pdf.make_stream(b"BT 3 Tr /T3 20 Tf 100 100 Td (AAA) Tj /OldF 9 Tf (Xq~v) Tj ET"))
+        out = io.BytesIO()
+        pdf.save(out)
+    original, output, replaced = grafted(tmp_path, [out.getvalue()])
+    assert replaced == 1  # the Helvetica text in mode 3 went
+    with pikepdf.open(output) as pdf:
+        shown = [
+            bytes(instruction.operands[0])
+            for instruction in pikepdf.parse_content_stream(pdf.pages[0])
+            if str(instruction.operator) == "Tj"
+        ]
+    assert shown == [b"AAA"]
+    assert rendered(output, 0) == rendered(original, 0)  # the squares where they were
