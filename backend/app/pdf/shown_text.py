@@ -4,12 +4,13 @@ OCR reads the page as drawn, text and all: a stamp or a page header added as tex
 and every word of a born-digital page when an engine that reads all pages (google-vision,
 tesseract) is asked for. The page's own text is already found, selected and copied in a viewer;
 an OCR word laid over it doubled it. A word is left out of the layer when the characters the
-page shows where the word lies (their centres inside its box) spell it, or all but what OCR may
-have misread (MISREAD): the page says it already. A word over characters that spell something
-else (a font whose text extracts as garbage, a layer drawn under the scan image) stays, since
-only the word says it right.
-Characters in render mode 3 are not counted: they are an earlier OCR's layer, which the graft
-removes (prior_text).
+page shows where the word lies (their centres inside its box, widened by MARGIN) spell it, or
+all but what OCR may have misread (MISREAD): the page says it already. So is a word over shown
+characters none of which is a letter or a digit: OCR's reading of dot leaders or a rule
+("0.0.0", "eee"), or a mark over a mark. A word over characters that spell something else (a
+font whose text extracts as garbage, a layer drawn under the scan image) stays, since only the
+word says it right. Characters in render mode 3 are not counted: they are an earlier OCR's
+layer, which the graft removes (prior_text).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from app.pdf._pdfium import PDFIUM_LOCK
 from app.pdf.page_space import Affine
 
 MISREAD = 0.3  # of a word's letters and digits the shown ones may not give back (one, from 3 on)
+MARGIN = 0.25  # of a word box's height, around it, where the characters it read may lie
 _ROW = 12.0  # points: characters are looked up by rows of their centres this high
 
 
@@ -52,6 +54,9 @@ class ShownText:
         corners = [to_page.apply(x, y) for x in (x0, x1) for y in (y0, y1)]
         left, right = min(x for x, _ in corners), max(x for x, _ in corners)
         bottom, top = min(y for _, y in corners), max(y for _, y in corners)
+        points_per_pixel = abs(to_page.a * to_page.d - to_page.b * to_page.c) ** 0.5
+        margin = max(1.0, MARGIN * (y1 - y0) * points_per_pixel)  # OCR's box is tight, or off
+        left, right, bottom, top = left - margin, right + margin, bottom - margin, top + margin
         inside = sorted(
             (order, char.text)
             for row in range(int(bottom // _ROW), int(top // _ROW) + 1)
@@ -61,7 +66,7 @@ class ShownText:
         if not inside:
             return False
         wanted, shown = _letters(word.text), _letters("".join(text for _, text in inside))
-        if not wanted:  # a mark (a dash, a bullet) over shown characters: theirs
+        if not wanted or not shown:  # a mark over shown characters, or what OCR made of dot leaders
             return True
         matcher = SequenceMatcher(None, wanted, shown, autojunk=False)
         misread = max(int(MISREAD * len(wanted)), 1 if len(wanted) >= 3 else 0)

@@ -98,3 +98,21 @@ def test_a_stamp_on_a_scan_is_said_once_and_the_scan_by_the_layer(tmp_path: Path
     read = subprocess.run(["pdftotext", str(output), "-"], capture_output=True, check=True).stdout.decode()
     assert read.split().count(STAMP) == 1
     assert {"harbour", "accounts", "reviewed"} <= set(read.split())
+
+
+def test_what_ocr_makes_of_dot_leaders_is_not_laid_over_them() -> None:
+    """A table of contents read by OCR: the leaders come back as "eee" or "0.0.0" over dots."""
+    page = vector_page(LETTER, lines=["Contents . . . . . . . . 12", "Index . . . . . . 40"])
+    misread = ["eee", "0.0.0", "cece", ".", "-"]
+    read = [
+        (misread[index % len(misread)] if text == "." else text, box)
+        for index, (text, box) in enumerate(page.words)
+    ]
+    assert layer_words(render_text_layer(page.pdf, [LETTER.page_text(read)])) == []
+
+
+def test_a_word_whose_box_falls_a_little_short_of_its_characters_is_still_the_pages() -> None:
+    """Tesseract's box of a one-letter word may stop short of the letter's centre as PDFium puts it."""
+    page = vector_page(LETTER, lines=["a b c I a"])
+    short = [(text, (x0, y0, x0 + max(1, (x1 - x0) // 4), y1)) for text, (x0, y0, x1, y1) in page.words]
+    assert layer_words(render_text_layer(page.pdf, [LETTER.page_text(short)])) == []
