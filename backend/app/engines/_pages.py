@@ -21,6 +21,7 @@ from app.engines._page_content import PageContents
 from app.engines._scan_image import ScanPages, scan_image
 from app.engines.base import PageResult, PageSource
 from app.engines.errors import PageLostError, PageRenderError, PageTooLargeError, is_page_failure
+from app.pdf._pdfium import shown_chars
 from app.pdf.lost import PlaceholderPages, placeholder_pages
 
 RENDER_DPI = 300
@@ -36,6 +37,7 @@ MIN_RENDER_DPI = 50
 # mode, but the colour bitmap
 # takes 3 bytes a pixel: above this size, grayscale mode keeps memory at 1 byte a pixel.
 _COLOUR_RENDER_MAX_PIXELS = 40_000_000
+_IMAGE_OR_FORM = (pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM)
 
 
 log = get_logger(__name__)
@@ -162,6 +164,34 @@ def undecodable_content(document: pdfium.PdfDocument, index: int, page_number: i
 def is_empty(page: pdfium.PdfPage) -> bool:
     """A page with no page objects draws nothing: blank, without rendering it."""
     return next(iter(page.get_objects(max_depth=1)), None) is None
+
+
+def draws_images(page: pdfium.PdfPage) -> bool:
+    """Whether the page may draw an image: an image, or a form (which may hold one), among its
+    own objects. A few microseconds where image_coverage takes tens: it asks first."""
+    raw = page.raw
+    for index in range(pdfium_c.FPDFPage_CountObjects(raw)):
+        if pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFPage_GetObject(raw, index)) in _IMAGE_OR_FORM:
+            return True
+    return False
+
+
+def shown_text_area(page: pdfium.PdfPage) -> tuple[int, float]:
+    """The characters the page draws (text in render mode 3 left out, and spaces), and the share
+    of the page's area under them (each character's box from its font's ascent to descent, its
+    advance wide)."""
+    width, height = (float(side) for side in page.get_size())
+    box = pdfium_c.FS_RECTF()
+    count, covered = 0, 0.0
+    textpage = page.get_textpage()
+    try:
+        for index, _ in shown_chars(textpage):
+            count += 1
+            if pdfium_c.FPDFText_GetLooseCharBox(textpage.raw, index, box):
+                covered += abs(box.right - box.left) * abs(box.top - box.bottom)
+    finally:
+        textpage.close()
+    return count, min(1.0, covered / (width * height)) if width > 0 and height > 0 else 0.0
 
 
 def image_coverage(page: pdfium.PdfPage) -> float:

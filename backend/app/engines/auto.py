@@ -10,7 +10,12 @@ The rule, per page, on the page's own text as PDFium gives it (before cleaning):
    inside words, or mostly marks (a garbage OCR layer over a scan: ``.,'~|``).
 2. A page with real text but less than SUBSTANTIAL_CHARS (200) of it, on which images cover
    at least half the page, is a scan with a stamp (a Bates number, a page header) added as
-   text: it is OCR'd, or its body would be lost.
+   text: it is OCR'd, or its body would be lost. So is one with more, up to LEGEND_CHARS
+   (1000), whose drawn characters cover under LEGEND_AREA (3 %) of the page: a scan with a
+   legend (a clerk's certification, an e-filing header and footer) in small print. A page
+   whose text is mostly an OCR layer (less than SUBSTANTIAL_CHARS drawn, the rest in render
+   mode 3) is not: that text is the scan's, read before; nor is a slide over a background
+   picture, whose text is large.
 3. Otherwise real text is used as is (source "text-layer", confidence 1.0), followed by the
    visible text of the page's FreeText notes and filled form fields (_annotations); every
    other page goes to tesseract (source "ocr"), in batches, whose render draws those fields
@@ -27,7 +32,16 @@ from app.core.errors import OCRError
 from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
-from app.engines._pages import failed_page, image_coverage, is_empty, load_page, open_pdf, page_text
+from app.engines._pages import (
+    draws_images,
+    failed_page,
+    image_coverage,
+    is_empty,
+    load_page,
+    open_pdf,
+    page_text,
+    shown_text_area,
+)
 from app.engines._text_quality import garbage_reason, is_short
 from app.engines.base import PageResult
 from app.engines.tesseract import TesseractEngine
@@ -36,6 +50,8 @@ log = get_logger(__name__)
 
 SUBSTANTIAL_CHARS = 200
 SCAN_IMAGE_COVERAGE = 0.5
+LEGEND_CHARS = 1000
+LEGEND_AREA = 0.03
 
 
 def has_real_text(text: str) -> bool:
@@ -100,6 +116,12 @@ def _use_text_layer(text: str, page: pdfium.PdfPage, number: int) -> bool:
     if reason is not None:
         log.debug("text_layer_rejected", page=number, reason=reason, chars=len(visible))
         return False
-    if len(visible) >= SUBSTANTIAL_CHARS:
+    if len(visible) >= LEGEND_CHARS or not draws_images(page) or image_coverage(page) < SCAN_IMAGE_COVERAGE:
         return True
-    return image_coverage(page) < SCAN_IMAGE_COVERAGE  # a short text over a full-page image: a stamp
+    if len(visible) < SUBSTANTIAL_CHARS:  # a short text over a full-page image: a stamp
+        return False
+    shown, area = shown_text_area(page)
+    if shown >= SUBSTANTIAL_CHARS and area < LEGEND_AREA:  # small print over a full-page image: a legend
+        log.debug("text_layer_rejected", page=number, reason="legend over a scan", chars=len(visible))
+        return False
+    return True

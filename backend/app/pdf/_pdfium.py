@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pypdfium2 is imported by the callers, where PDFium is used
+    import pypdfium2 as pdfium
 
 PDFIUM_LOCK = threading.Lock()
 
@@ -39,3 +43,23 @@ def release_freed_memory() -> None:
     """
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
+
+
+def shown_chars(textpage: pdfium.PdfTextPage) -> Iterator[tuple[int, int]]:
+    """(index, code point) of each character of textpage that the page draws: not a space or a
+    break PDFium made, and not shown in render mode 3 (an OCR layer's text; a Type 3 font's
+    glyphs in that mode are drawn, but PDFium does not tell its fonts apart: counted as not)."""
+    import pypdfium2.raw as pdfium_c
+
+    modes: dict[int, int] = {}  # text object (its address) -> its render mode
+    raw = textpage.raw
+    for index in range(pdfium_c.FPDFText_CountChars(raw)):
+        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+        if code <= 0x20 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            continue
+        text_object = pdfium_c.FPDFText_GetTextObject(raw, index)
+        address = ctypes.cast(text_object, ctypes.c_void_p).value or 0
+        if address not in modes:
+            modes[address] = pdfium_c.FPDFTextObj_GetTextRenderMode(text_object) if address else -1
+        if modes[address] != pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
+            yield index, code

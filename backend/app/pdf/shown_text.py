@@ -25,7 +25,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from app.models.results import WordBox
-from app.pdf._pdfium import PDFIUM_LOCK
+from app.pdf._pdfium import PDFIUM_LOCK, shown_chars
 from app.pdf.page_space import Affine
 
 MISREAD = 0.3  # of a word's letters and digits the shown ones may not give back (one, from 3 on)
@@ -109,19 +109,8 @@ def _shown_chars(document: pdfium.PdfDocument, index: int) -> Iterator[_Char]:
 
 def _chars(textpage: pdfium.PdfTextPage) -> Iterator[_Char]:
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
-    modes: dict[int, int] = {}  # text object (its address) -> its render mode
-    raw = textpage.raw
-    for i in range(pdfium_c.FPDFText_CountChars(raw)):
-        code = pdfium_c.FPDFText_GetUnicode(raw, i)
-        if code <= 0x20 or not 0 <= code <= 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-            continue  # spaces, line breaks PDFium made, nothing to spell with
-        text_object = pdfium_c.FPDFText_GetTextObject(raw, i)
-        address = ctypes.cast(text_object, ctypes.c_void_p).value or 0
-        if address not in modes:
-            modes[address] = pdfium_c.FPDFTextObj_GetTextRenderMode(text_object) if address else -1
-        if modes[address] == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
-            continue
-        if pdfium_c.FPDFText_GetCharBox(raw, i, left, right, bottom, top):
+    for index, code in shown_chars(textpage):
+        if pdfium_c.FPDFText_GetCharBox(textpage.raw, index, left, right, bottom, top):
             yield _Char((left.value + right.value) / 2, (bottom.value + top.value) / 2, chr(code))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PIL import Image
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.pdfgen import canvas
@@ -73,3 +74,58 @@ def test_a_short_cjk_text_layer_is_the_page_text(tmp_path: Path) -> None:
         ("あいうえお", "text-layer"),
     ]
     assert pages[2].source == "ocr"  # a short Latin text layer still goes to OCR
+
+
+# A clerk's certification in small print, three lines along the bottom margin: over 200 characters.
+LEGEND = "\n".join(
+    [
+        "I hereby certify that the foregoing is a full, true and correct copy of the original on file",
+        "in this office, and that it was filed on the date shown. Witness my hand and the seal of",
+        "the court this day. Clerk of the Superior Court, by deputy clerk, case number 24-CV-01872.",
+    ]
+)
+
+
+def test_a_legend_in_small_print_on_a_scan_is_not_the_page_text(tmp_path: Path) -> None:
+    """Over 200 characters of real text, but in the margin of a full-page scan: the body is in
+    the image, and only OCR reads it (the legend was all the page gave)."""
+    assert len("".join(LEGEND.split())) > 200
+    body = make_scan_with_text_layer(tmp_path / "certified.pdf", LEGEND, invisible=False)
+    (page,) = AutoEngine().recognize((tmp_path / "certified.pdf").read_bytes(), 1)
+    assert page.source == "ocr"
+    read = page.text.split()
+    assert cer(body, " ".join(read[: len(body.split())])) < 0.03
+    assert "certify" in read  # the legend is drawn, and read with the rest
+
+
+def test_a_sparse_good_ocr_layer_on_a_scan_is_still_used(tmp_path: Path) -> None:
+    """The same text as an invisible layer is an earlier OCR's reading of the image: kept."""
+    make_scan_with_text_layer(tmp_path / "ocrd.pdf", LEGEND, invisible=True)
+    (page,) = AutoEngine().recognize((tmp_path / "ocrd.pdf").read_bytes(), 1)
+    assert (page.source, page.text.split()) == ("text-layer", LEGEND.split())
+
+
+def test_a_slide_over_a_background_picture_keeps_its_text(tmp_path: Path) -> None:
+    """Large text over a full-page image (a slide's background): the text is the page's."""
+    path = tmp_path / "slide.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=(720, 540))
+    picture = tmp_path / "picture.png"
+    Image.new("RGB", (720, 540), (40, 90, 160)).save(picture)
+    pdf.drawImage(str(picture), 0, 0, width=720, height=540)
+    lines = [
+        "Quarterly results for the third quarter",
+        "Revenue grew in every region we serve",
+        "Margins held despite higher freight costs",
+        "Two new plants open early next spring",
+        "Hiring continues in engineering and sales",
+        "Debt is down by a third on the year",
+        "Dividend raised for the fifth year running",
+    ]
+    pdf.setFont("Helvetica", 24)
+    for number, line in enumerate(lines):
+        pdf.drawString(60, 460 - 60 * number, line)
+    pdf.showPage()
+    pdf.save()
+    assert len("".join("".join(lines).split())) > 200
+    (page,) = AutoEngine().recognize(path.read_bytes(), 1)
+    assert (page.source, page.text.split()) == ("text-layer", " ".join(lines).split())
