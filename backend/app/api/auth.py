@@ -30,6 +30,8 @@ def user_from_token(token: str, settings: Settings) -> UUID:
     except jwt.PyJWTError:
         raise AuthError("malformed bearer token") from None
     algorithm = header.get("alg")
+    if not isinstance(algorithm, str):  # a list or an object (unhashable below): no token of ours
+        raise AuthError("malformed bearer token: its alg is not a name")
     if algorithm == "HS256":
         if settings.supabase_jwt_secret is None:
             raise AuthError("HS256 tokens are not accepted: SUPABASE_JWT_SECRET is not set")

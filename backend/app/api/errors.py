@@ -32,10 +32,17 @@ class PayloadTooLargeError(InvalidInputError):
     code = "file_too_large"
 
 
+class UploadStalledError(InvalidInputError):
+    """No byte of the body arrived for UPLOAD_IDLE_SECONDS: the upload's slot is given back."""
+
+    code = "upload_stalled"
+
+
 # Most specific first: the first class an error is an instance of decides.
 _STATUS: list[tuple[type[OCRError], int]] = [
     (AuthError, 401),
     (PayloadTooLargeError, 413),
+    (UploadStalledError, 408),
     (ForbiddenError, 403),
     (NotFoundError, 404),
     (ConflictError, 409),

@@ -7,21 +7,31 @@ file is read. The body is then read here block by block: a multipart form
 (`file` and small text fields) or a bare `application/pdf` body. Crossing
 MAX_UPLOAD_BYTES is 413 at once (or before reading anything, when
 Content-Length already says so), and no more than a block is ever held in memory.
+A body that stops arriving for UPLOAD_IDLE_SECONDS is 408 and gives its slot back (four
+stalled uploads held every slot, and every user's uploads were 503, for as long as their
+connections stayed open); one user holds at most half the slots. A form that cannot be parsed,
+or ends before its closing boundary, is 422; a client that hangs up is an incomplete upload.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
+from urllib.parse import parse_qsl
+from uuid import UUID
 
 from fastapi import Request
-from python_multipart.multipart import MultipartParser, parse_options_header
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
+from starlette.requests import ClientDisconnect
 
-from app.api.errors import PayloadTooLargeError
+from app.api.errors import PayloadTooLargeError, UploadStalledError
 from app.core.errors import InvalidInputError, OCRError
 
 if TYPE_CHECKING:  # a TypedDict python-multipart declares for type checkers only
@@ -33,6 +43,12 @@ FIELDS_LIMIT = 16  # text fields in one form
 
 class MalformedUploadError(InvalidInputError):
     code = "invalid_input"
+
+
+class IncompleteUploadError(InvalidInputError):
+    """The client hung up before the body was complete (no one reads the answer)."""
+
+    code = "upload_incomplete"
 
 
 class UploadsBusyError(OCRError):
@@ -53,21 +69,31 @@ class ReceivedUpload:
 
 
 class UploadSlots:
-    """At most `limit` uploads received at once per API process; beyond it, 503 with Retry-After
-    (each upload may hold up to MAX_UPLOAD_BYTES of disk and a planning thread)."""
+    """At most `limit` uploads received at once per API process, and half of them (at least one)
+    for one user; beyond it, 503 with Retry-After (each upload may hold up to MAX_UPLOAD_BYTES of
+    disk and a planning thread)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
+        self.per_user = max(1, limit // 2)
         self.in_use = 0
+        self._by_user: Counter[UUID] = Counter()
 
-    def __enter__(self) -> UploadSlots:
+    @contextmanager
+    def taken_by(self, user: UUID) -> Iterator[None]:
         if self.in_use >= self.limit:
             raise UploadsBusyError(f"{self.limit} uploads are being received; try again shortly")
+        if self._by_user[user] >= self.per_user:
+            raise UploadsBusyError(f"you are sending {self.per_user} uploads already; try again shortly")
         self.in_use += 1
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.in_use -= 1
+        self._by_user[user] += 1
+        try:
+            yield
+        finally:
+            self.in_use -= 1
+            self._by_user[user] -= 1
+            if not self._by_user[user]:
+                del self._by_user[user]
 
 
 async def receive_pdf(
@@ -75,24 +101,86 @@ async def receive_pdf(
     dest: Path,
     limit: int,
     *,
+    idle_seconds: float,
     on_field: Callable[[str, str], Awaitable[None]] | None = None,
 ) -> ReceivedUpload:
     """Stream the request's PDF into dest. on_field sees each text field of a form as soon as it
-    has arrived (the legacy route checks its matterId there, before the file when it comes first)."""
+    has arrived (the legacy route checks its matterId there, before the file when it comes first).
+    A body from which nothing arrives for idle_seconds is UploadStalledError."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit + FIELDS_LIMIT * FIELD_LIMIT:
         raise PayloadTooLargeError(f"the upload is larger than the {limit} byte limit")
     kind, params = parse_options_header(request.headers.get("content-type"))
     with dest.open("wb") as out:
         sink = _Sink(out, limit)
+        blocks = body_blocks(request, idle_seconds)
         if kind == b"multipart/form-data":
-            return await _receive_form(request, sink, dest, params.get(b"boundary"), on_field)
+            return await _receive_form(blocks, sink, dest, params.get(b"boundary"), on_field)
         if kind in (b"application/pdf", b"application/octet-stream"):
-            async for block in request.stream():
+            async for block in blocks:
                 await sink.write(block)
             filename = request.query_params.get("filename")
             return ReceivedUpload(dest, sink.size, sink.hash.hexdigest(), filename)
     raise MalformedUploadError("send the PDF as multipart/form-data (a `file` field) or as application/pdf")
+
+
+OPTIONS_LIMIT = FIELDS_LIMIT * FIELD_LIMIT  # bytes of a body of options only (no file)
+
+
+async def receive_options(request: Request, allowed: set[str], *, idle_seconds: float) -> dict[str, str]:
+    """The options of a request that carries no file (query parameters, then a small url-encoded
+    or multipart form, or no body): read after the route's dependencies (the token, the caller's
+    rights), at most OPTIONS_LIMIT bytes of it. A body of another kind, or a name not in allowed,
+    is MalformedUploadError: an option the caller meant must not be ignored."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > OPTIONS_LIMIT:
+        raise PayloadTooLargeError(f"a body of options is at most {OPTIONS_LIMIT} bytes")
+    body = bytearray()
+    async for block in body_blocks(request, idle_seconds):
+        body += block
+        if len(body) > OPTIONS_LIMIT:
+            raise PayloadTooLargeError(f"a body of options is at most {OPTIONS_LIMIT} bytes")
+    options = dict(request.query_params)
+    if body:
+        options.update(_options_form(bytes(body), request.headers.get("content-type")))
+    unknown = set(options) - allowed
+    if unknown:
+        raise MalformedUploadError(
+            f"unknown field {sorted(unknown)[0]!r}; this takes {', '.join(sorted(allowed))}"
+        )
+    return options
+
+
+def _options_form(body: bytes, content_type: str | None) -> dict[str, str]:
+    kind, params = parse_options_header(content_type)
+    if kind == b"application/x-www-form-urlencoded":
+        try:
+            pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=FIELDS_LIMIT)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise MalformedUploadError(f"the form cannot be read: {exc}") from None
+        return dict(pairs)
+    if kind == b"multipart/form-data" and params.get(b"boundary"):
+        form = _Form()
+        try:
+            parser = MultipartParser(params[b"boundary"], form.callbacks())
+            parser.write(body)
+        except FormParserError as exc:
+            raise MalformedUploadError(f"the multipart form cannot be read: {exc}") from None
+        if parser.state != MultipartState.END:
+            raise MalformedUploadError("the multipart form ended before its closing boundary")
+        if form.file_seen:
+            raise MalformedUploadError("this takes no file")
+        return form.fields
+    raise MalformedUploadError("send options as form fields (url-encoded or multipart) or query parameters")
+
+
+def chunk_pages_option(value: str | None) -> int | None:
+    """The chunkPages option: None (by size) when not given, else a whole number from 1 to 1000."""
+    if value is None or value == "":
+        return None
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 1000:
+        raise MalformedUploadError("chunkPages: must be a whole number from 1 to 1000")
+    return int(value)
 
 
 class _Sink:
@@ -109,8 +197,24 @@ class _Sink:
         await asyncio.to_thread(self.out.write, block)
 
 
+async def body_blocks(request: Request, idle_seconds: float) -> AsyncIterator[bytes]:
+    """The request's body as it arrives; UploadStalledError when nothing comes for idle_seconds,
+    IncompleteUploadError when the client hangs up."""
+    stream = request.stream().__aiter__()
+    while True:
+        try:
+            block = await asyncio.wait_for(stream.__anext__(), idle_seconds)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            raise UploadStalledError(f"nothing of the body arrived for {idle_seconds:g} s") from None
+        except ClientDisconnect:
+            raise IncompleteUploadError("the client closed the connection before the body ended") from None
+        yield block
+
+
 async def _receive_form(
-    request: Request,
+    blocks: AsyncIterator[bytes],
     sink: _Sink,
     dest: Path,
     boundary: bytes | None,
@@ -119,15 +223,23 @@ async def _receive_form(
     if not boundary:
         raise MalformedUploadError("a multipart body needs a boundary")
     form = _Form()
-    parser = MultipartParser(boundary, form.callbacks())
-    async for block in request.stream():
-        parser.write(block)
+    try:
+        parser = MultipartParser(boundary, form.callbacks())
+    except FormParserError as exc:  # a boundary it will not take (too long)
+        raise MalformedUploadError(f"the multipart form cannot be read: {exc}") from None
+    async for block in blocks:
+        try:
+            parser.write(block)
+        except FormParserError as exc:
+            raise MalformedUploadError(f"the multipart form cannot be read: {exc}") from None
         for data in form.take_file_data():
             await sink.write(data)
         for name, value in form.take_fields():
             if on_field is not None:
                 await on_field(name, value)
     parser.finalize()
+    if parser.state != MultipartState.END:
+        raise MalformedUploadError("the multipart form ended before its closing boundary")
     if not form.file_seen:
         raise MalformedUploadError("the form has no `file` field")
     return ReceivedUpload(dest, sink.size, sink.hash.hexdigest(), form.filename, form.fields)

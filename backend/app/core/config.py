@@ -128,6 +128,7 @@ class Settings(BaseSettings):
     # HTTP API
     max_upload_bytes: Annotated[int, Field(ge=1)] = 200 * 1024 * 1024
     max_concurrent_uploads: Annotated[int, Field(ge=1, le=1000)] = 4  # per API process; then 503
+    upload_idle_seconds: Annotated[float, Field(gt=0, le=3600)] = 30.0  # no byte for this long: 408
     supabase_jwt_audience: str = "authenticated"
     supabase_jwks_url: str | None = None  # asymmetric JWT signing keys; HS256 with the secret otherwise
     auth_disabled: bool = False  # development only: every request is AUTH_DEV_USER_ID

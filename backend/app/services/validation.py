@@ -36,7 +36,9 @@ def as_uuid(value: IdLike, what: str = "id") -> UUID:
     try:
         return UUID(str(value))
     except (ValueError, TypeError, AttributeError):
-        raise InvalidInputError(f"{what} is not a valid UUID: {value!r}") from None
+        shown = str(value)
+        shown = shown if len(shown) <= 40 else shown[:40] + "..."  # an error echoes no payload
+        raise InvalidInputError(f"{what} is not a valid UUID: {shown!r}") from None
 
 
 M = TypeVar("M", bound=BaseModel)

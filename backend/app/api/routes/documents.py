@@ -8,24 +8,49 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Header, Response, status
+from fastapi import APIRouter, Header, Request, Response, status
 from fastapi.responses import FileResponse, RedirectResponse
 from starlette.background import BackgroundTask
 
-from app.api.deps import AccessibleDocument, ActableDocument, CurrentUser, DocumentsDep
+from app.api.deps import AccessibleDocument, ActableDocument, CurrentUser, DocumentsDep, SettingsDep
 from app.api.schemas import ChunkView, DocumentView, ProgressView, ResultView, RetryView, StartedView
+from app.api.uploads import chunk_pages_option, receive_options
 
 router = APIRouter(prefix="/documents", tags=["documents"])
 
 
-@router.post("/{document_id}/ocr", status_code=status.HTTP_202_ACCEPTED, response_model=StartedView)
+_START_BODY = {
+    "requestBody": {
+        "required": False,
+        "content": {
+            media: {
+                "schema": {
+                    "type": "object",
+                    "properties": {"chunkPages": {"type": "integer", "minimum": 1, "maximum": 1000}},
+                }
+            }
+            for media in ("application/x-www-form-urlencoded", "multipart/form-data")
+        },
+    }
+}
+
+
+@router.post(
+    "/{document_id}/ocr",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=StartedView,
+    openapi_extra=_START_BODY,
+)
 async def start_ocr(
-    document: ActableDocument,
-    documents: DocumentsDep,
-    chunk_pages: Annotated[int | None, Form(alias="chunkPages", ge=1, le=1000)] = None,
+    request: Request, document: ActableDocument, documents: DocumentsDep, settings: SettingsDep
 ) -> StartedView:
-    """Start OCR of a document uploaded with start=false (once: a second start is 409)."""
-    started = await documents.start(document, chunk_pages=chunk_pages)
+    """Start OCR of a document uploaded with start=false (once: a second start is 409).
+
+    Optional `chunkPages`, a form field or query parameter. The route declares no body, so the
+    token and the caller's rights are checked before a byte of it is read (a form parameter had
+    FastAPI read and spool the whole body, of any size, before answering 401)."""
+    options = await receive_options(request, {"chunkPages"}, idle_seconds=settings.upload_idle_seconds)
+    started = await documents.start(document, chunk_pages=chunk_pages_option(options.get("chunkPages")))
     return StartedView(document=DocumentView.of(started.document), chunks=len(started.chunks))
 
 
@@ -61,13 +86,14 @@ async def retry(document: ActableDocument, documents: DocumentsDep) -> RetryView
 
 
 @router.get("/{document_id}/ocr/result", response_model=ResultView)
-async def result(document: AccessibleDocument, documents: DocumentsDep) -> ResultView:
+async def result(document: AccessibleDocument, documents: DocumentsDep, response: Response) -> ResultView:
     """The merged result, once the document is completed (its checksum verified on the way).
 
     A merged result that went missing or no longer verifies is rebuilt from the
     verified chunk results; if a chunk must be OCR'd again first, 503
     result_rebuilding until a worker has done it.
     """
+    response.headers["Cache-Control"] = "private, no-store"  # a document's text: no shared or kept copy
     return ResultView.of(await documents.result(document))
 
 

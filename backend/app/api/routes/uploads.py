@@ -17,7 +17,7 @@ from starlette.datastructures import QueryParams
 
 from app.api.deps import CurrentUser, DocumentsDep, SettingsDep, require_writer
 from app.api.schemas import DocumentView, StartedView
-from app.api.uploads import MalformedUploadError, ReceivedUpload, UploadSlots, receive_pdf
+from app.api.uploads import MalformedUploadError, ReceivedUpload, UploadSlots, chunk_pages_option, receive_pdf
 from app.core.config import Settings
 from app.core.filenames import display_filename
 from app.core.languages import LANGUAGE_MAX, LANGUAGE_PATTERN
@@ -115,9 +115,15 @@ async def _receive_and_start(
         if name == "matterId" and found is None:
             found = await require_writer(value, user, documents)
 
-    with _slot(request), tempfile.TemporaryDirectory(prefix="chunk-ocr-upload-") as tmp:
+    with _slot(request).taken_by(user), tempfile.TemporaryDirectory(prefix="chunk-ocr-upload-") as tmp:
         target = FilePath(tmp) / "upload.pdf"
-        received = await receive_pdf(request, target, settings.max_upload_bytes, on_field=check)
+        received = await receive_pdf(
+            request,
+            target,
+            settings.max_upload_bytes,
+            idle_seconds=settings.upload_idle_seconds,
+            on_field=check,
+        )
         if found is None:
             raise MalformedUploadError("matterId: field required")
         return await _start(received, found, request.query_params, documents, settings)
@@ -146,20 +152,12 @@ async def _start(
         matter_id=matter,
         engine=engine,
         language=language,
-        chunk_pages=_chunk_pages(options.get("chunkPages")),
+        chunk_pages=chunk_pages_option(options.get("chunkPages")),
         filename=display_filename(received.filename),
         keep_source=True,
         start=_flag(options.get("start", "true")),
     )
     return StartedView(document=DocumentView.of(started.document), chunks=len(started.chunks))
-
-
-def _chunk_pages(value: str | None) -> int | None:
-    if value is None or value == "":
-        return None
-    if not value.isdigit() or not 1 <= int(value) <= 1000:
-        raise MalformedUploadError("chunkPages: must be a whole number from 1 to 1000")
-    return int(value)
 
 
 def _flag(value: str) -> bool:

@@ -94,6 +94,7 @@ async def test_upload_progress_result(
     ]
     result = await client.get(f"/documents/{document_id}/ocr/result", headers=bearer(user))
     assert result.status_code == 200
+    assert result.headers["Cache-Control"] == "private, no-store"  # the document's text is kept nowhere
     assert [p["text"].split() for p in result.json()["pages"]] == [t.split() for t in texts]
     assert result.json()["text"].count("\f") == 5
 

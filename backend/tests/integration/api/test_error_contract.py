@@ -4,7 +4,7 @@ into the matter's own route; a bounded number of uploads at once."""
 from __future__ import annotations
 
 from pathlib import Path
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import asyncpg
 import httpx
@@ -131,7 +131,7 @@ async def test_too_many_uploads_at_once_is_503_with_retry_after(
 ) -> None:
     matter, user = member
     app.state.upload_slots = UploadSlots(1)
-    with app.state.upload_slots:  # one upload in progress
+    with app.state.upload_slots.taken_by(uuid4()):  # someone's upload in progress
         with pdf.open("rb") as handle:
             response = await client.post(
                 f"/matters/{matter}/documents",

@@ -1,0 +1,240 @@
+"""Requests meant to hurt the API, found by probing it from outside: each is refused with its
+documented code, before it costs the server more than it must, and without a 500.
+
+- The start route read and spooled a whole form body of any size before it checked the token.
+- Four uploads that stopped sending held every upload slot for as long as their connections
+  stayed open: every user's uploads were 503.
+- A token whose alg is a list, a chunkPages of non-ASCII digits and a multipart body that cannot
+  be parsed were 500s; a form without its closing boundary was taken as complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from uuid import UUID, uuid4
+
+import asyncpg
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from app.core.config import Settings
+from app.main import create_app
+from tests.factories import make_matter, make_user
+from tests.integration.api.conftest import bearer, token
+from tests.integration.api.test_error_contract import assert_error, member, pdf  # noqa: F401 (fixtures)
+
+BLOCK = 64 * 1024
+
+
+async def _counted(blocks: list[int], count: int) -> AsyncIterator[bytes]:
+    """A body of count blocks of form data; blocks[0] counts those the server took."""
+    yield b"chunkPages="
+    for _ in range(count):
+        blocks[0] += 1
+        yield b"1" * BLOCK
+
+
+@pytest.mark.parametrize("authorized", [False, True], ids=["no token", "another matter's user"])
+async def test_the_start_route_refuses_before_it_reads_the_body(
+    client: httpx.AsyncClient, pool: asyncpg.Pool, authorized: bool
+) -> None:
+    stranger = await make_user(pool, await make_matter(pool, "elsewhere"))
+    taken = [0]
+    response = await client.post(
+        f"/documents/{uuid4()}/ocr",
+        headers={"Content-Type": "application/x-www-form-urlencoded"}
+        | (bearer(stranger) if authorized else {}),
+        content=_counted(taken, 200),  # 12.5 MiB, had it all been read
+    )
+    assert_error(response, 404 if authorized else 401, "document_not_found" if authorized else "unauthorized")
+    assert taken[0] <= 1
+
+
+@pytest.mark.parametrize(
+    ("headers", "content", "status", "code"),
+    [
+        ({"Content-Type": "application/json"}, b'{"chunkPages": 2}', 422, "invalid_input"),
+        (
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            b"chunkPages=2&colour=red",
+            422,
+            "invalid_input",
+        ),
+        (
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            "chunkPages=²".encode(),
+            422,
+            "invalid_input",
+        ),
+        (
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            b"chunkPages=" + b"1" * 70_000,
+            413,
+            "file_too_large",
+        ),
+        (
+            {"Content-Type": "multipart/form-data; boundary=zz"},
+            b"--zz\r\nnot a header\r\n",
+            422,
+            "invalid_input",
+        ),
+    ],
+    ids=["json", "unknown field", "superscript two", "too large", "broken multipart"],
+)
+async def test_the_start_route_refuses_what_it_cannot_use(
+    client: httpx.AsyncClient,
+    member: tuple[UUID, UUID],  # noqa: F811
+    pdf: Path,  # noqa: F811
+    headers: dict[str, str],
+    content: bytes,
+    status: int,
+    code: str,
+) -> None:
+    matter, user = member
+    with pdf.open("rb") as handle:
+        created = await client.post(
+            f"/matters/{matter}/documents",
+            headers=bearer(user),
+            params={"start": "false"},
+            files={"file": ("doc.pdf", handle, "application/pdf")},
+        )
+    assert created.status_code == 201, created.text
+    document = created.json()["document"]["id"]
+    response = await client.post(
+        f"/documents/{document}/ocr", headers=bearer(user) | headers, content=content
+    )
+    assert_error(response, status, code)
+    started = await client.post(f"/documents/{document}/ocr", headers=bearer(user), data={"chunkPages": "1"})
+    assert started.status_code == 202, started.text  # nothing was started by the refused ones
+
+
+async def test_a_token_whose_alg_is_not_a_name_is_401(client: httpx.AsyncClient) -> None:
+    good = token(uuid4()).split(".")
+    header = base64.urlsafe_b64encode(json.dumps({"alg": ["HS256"], "typ": "JWT"}).encode()).rstrip(b"=")
+    forged = ".".join([header.decode(), good[1], good[2]])
+    response = await client.get(
+        f"/documents/{uuid4()}/ocr/progress", headers={"Authorization": f"Bearer {forged}"}
+    )
+    assert_error(response, 401, "unauthorized")
+
+
+def _upload_head(boundary: str) -> bytes:
+    return (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\n'
+        "Content-Type: application/pdf\r\n\r\n%PDF-1.7\n"
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("multipart/form-data; boundary=other", _upload_head("zz") + b"x\r\n--zz--\r\n"),
+        ("multipart/form-data; boundary=" + "b" * 300, _upload_head("b" * 300)),
+        ("multipart/form-data; boundary=zz", _upload_head("zz") + b"the body stops here, unclosed"),
+    ],
+    ids=["another boundary", "boundary over 256", "no closing boundary"],
+)
+async def test_an_upload_form_that_cannot_be_read_is_422(
+    client: httpx.AsyncClient,
+    member: tuple[UUID, UUID],  # noqa: F811
+    content_type: str,
+    body: bytes,
+) -> None:
+    matter, user = member
+    response = await client.post(
+        f"/matters/{matter}/documents", headers=bearer(user) | {"Content-Type": content_type}, content=body
+    )
+    assert_error(response, 422, "invalid_input")
+
+
+@pytest.fixture
+async def impatient(api_settings: Settings, pool: object) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
+    """The API with a 0.5 s idle limit on upload bodies and 4 upload slots."""
+    app = create_app(
+        api_settings.model_copy(update={"upload_idle_seconds": 0.5, "max_concurrent_uploads": 4})
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://api.test") as client:
+            yield app, client
+
+
+async def _stalling(head: bytes, release: asyncio.Event) -> AsyncIterator[bytes]:
+    yield head
+    await release.wait()  # sends nothing more until told
+
+
+async def test_uploads_that_stop_sending_give_their_slots_back(
+    impatient: tuple[FastAPI, httpx.AsyncClient],
+    member: tuple[UUID, UUID],  # noqa: F811
+    pdf: Path,  # noqa: F811
+) -> None:
+    app, client = impatient
+    matter, user = member
+    release = asyncio.Event()
+    try:
+        stalled = await asyncio.gather(
+            *(
+                client.post(
+                    f"/matters/{matter}/documents",
+                    headers=bearer(user) | {"Content-Type": "multipart/form-data; boundary=zz"},
+                    content=_stalling(_upload_head("zz"), release),
+                )
+                for _ in range(2)
+            )
+        )
+    finally:
+        release.set()
+    for response in stalled:
+        assert_error(response, 408, "upload_stalled")
+    assert app.state.upload_slots.in_use == 0
+    with pdf.open("rb") as handle:
+        after = await client.post(
+            f"/matters/{matter}/documents",
+            headers=bearer(user),
+            params={"engine": "text-layer"},
+            files={"file": ("doc.pdf", handle, "application/pdf")},
+        )
+    assert after.status_code == 201, after.text
+
+
+async def test_one_user_holds_at_most_half_the_upload_slots(
+    impatient: tuple[FastAPI, httpx.AsyncClient],
+    pool: asyncpg.Pool,
+    member: tuple[UUID, UUID],  # noqa: F811
+    pdf: Path,  # noqa: F811
+) -> None:
+    app, client = impatient
+    matter, user = member
+    other = await make_user(pool, matter)
+    with app.state.upload_slots.taken_by(user), app.state.upload_slots.taken_by(user):  # two of four
+        with pdf.open("rb") as handle:
+            third = await client.post(
+                f"/matters/{matter}/documents",
+                headers=bearer(user),
+                files={"file": ("doc.pdf", handle, "application/pdf")},
+            )
+        assert_error(third, 503, "too_many_uploads")
+        with pdf.open("rb") as handle:
+            theirs = await client.post(
+                f"/matters/{matter}/documents",
+                headers=bearer(other),
+                params={"engine": "text-layer"},
+                files={"file": ("doc.pdf", handle, "application/pdf")},
+            )
+        assert theirs.status_code == 201, theirs.text
+
+
+async def test_an_id_that_is_not_one_is_not_echoed_back_whole(
+    client: httpx.AsyncClient,
+    member: tuple[UUID, UUID],  # noqa: F811
+) -> None:
+    _, user = member
+    response = await client.get(f"/documents/{'a' * 5000}/ocr/progress", headers=bearer(user))
+    message = assert_error(response, 422, "invalid_input")
+    assert len(message) < 200
