@@ -238,3 +238,45 @@ async def test_an_id_that_is_not_one_is_not_echoed_back_whole(
     response = await client.get(f"/documents/{'a' * 5000}/ocr/progress", headers=bearer(user))
     message = assert_error(response, 422, "invalid_input")
     assert len(message) < 200
+
+
+async def test_a_client_that_hangs_up_mid_upload_is_an_incomplete_upload(
+    app: FastAPI,
+    member: tuple[UUID, UUID],  # noqa: F811
+) -> None:
+    """Driven at the ASGI level: the server sees the first part of the body, then the client leaves."""
+    matter, user = member
+    arriving: list[dict[str, object]] = [
+        {"type": "http.request", "body": _upload_head("zz"), "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return arriving.pop(0) if arriving else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    path = f"/matters/{matter}/documents"
+    headers = [(b"authorization", bearer(user)["Authorization"].encode())]
+    headers.append((b"content-type", b"multipart/form-data; boundary=zz"))
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("api.test", 80),
+    }
+    await app(scope, receive, send)
+    assert sent[0]["status"] == 422
+    body = json.loads(b"".join(bytes(m.get("body", b"")) for m in sent[1:]))  # type: ignore[arg-type]
+    assert body["error"]["code"] == "upload_incomplete"
+    assert app.state.upload_slots.in_use == 0
