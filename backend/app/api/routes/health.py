@@ -12,6 +12,15 @@ router = APIRouter(tags=["health"])
 
 @router.get("/healthz")
 async def healthz(core: CoreDep) -> JSONResponse:
+    return await _health(core)
+
+
+@router.head("/healthz", include_in_schema=False)  # some load balancers ask with HEAD
+async def healthz_head(core: CoreDep) -> JSONResponse:
+    return await _health(core)
+
+
+async def _health(core: CoreDep) -> JSONResponse:
     checks = await core.health()
     healthy = all(v == "ok" for v in checks.values())
     return JSONResponse(

@@ -236,3 +236,5 @@ async def test_healthz(client: httpx.AsyncClient) -> None:
     response = await client.get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "database": "ok", "redis": "ok"}
+    asked = await client.head("/healthz")  # as some load balancers ask
+    assert (asked.status_code, asked.content) == (200, b"")
