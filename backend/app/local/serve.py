@@ -1,16 +1,28 @@
 """`chunk-ocr serve` (and `make serve`): the HTTP API under uvicorn, on the services every
-other command uses (the embedded servers when nothing is configured)."""
+other command uses (the embedded servers when nothing is configured).
+
+On embedded servers, a thread starts a server that went away (killed, or stopped by a process
+that did not count this one) again every REVIVE_SECONDS, as a worker does in an outage: with no
+worker running, the API answered 503 until it was restarted."""
 
 from __future__ import annotations
 
 import signal
 import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
 
 import uvicorn
 
 from app.core.config import Settings
+from app.core.logging import get_logger
 from app.local.dev import with_dev_secret
 from app.local.stack import Services, embedded_notice
+
+log = get_logger(__name__)
+
+REVIVE_SECONDS = 5.0
 
 
 def serve(services: Services, host: str, port: int) -> None:
@@ -25,6 +37,7 @@ def serve(services: Services, host: str, port: int) -> None:
         + ("; tokens from `chunk-ocr dev-user`" if minted else ""),
         file=sys.stderr,
     )
+    keep_reviving(services.revivers())
     config = uvicorn.Config(create_app(settings), host=host, port=port, log_config=None, lifespan="on")
     server = uvicorn.Server(config)
     # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again against the
@@ -35,3 +48,31 @@ def serve(services: Services, host: str, port: int) -> None:
     server.run()
     if not server.started:
         raise SystemExit(1)  # uvicorn logged why (a port in use, the start-up failing)
+
+
+def keep_reviving(revivers: Mapping[str, Callable[[], None]], every: float = REVIVE_SECONDS) -> None:
+    """Run each embedded server's reviver every `every` seconds in a daemon thread (each returns
+    at once while its server answers). A failure is logged when it first happens, not each time."""
+    if not revivers:
+        return
+
+    def keep() -> None:
+        failing: dict[str, str] = {}
+        while True:
+            time.sleep(every)
+            for dependency, revive in revivers.items():
+                try:
+                    revive()
+                except Exception as exc:  # logged, and tried again; the API says 503 meanwhile
+                    if failing.get(dependency) != str(exc):
+                        log.warning(
+                            "dependency_revive_failed",
+                            dependency=dependency,
+                            error_type=type(exc).__name__,
+                            error=str(exc)[:300],
+                        )
+                    failing[dependency] = str(exc)
+                else:
+                    failing.pop(dependency, None)
+
+    threading.Thread(target=keep, name="embedded-reviver", daemon=True).start()

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -19,7 +20,7 @@ import pytest
 
 from tests.e2e.conftest import REPO_ROOT, run_cli
 from tests.pdf_factories import cer
-from tests.servers import process_runs
+from tests.servers import free_port, process_runs
 
 UNSET = ("DATABASE_URL", "REDIS_URL", "SUPABASE_URL", "SUPABASE_SERVICE_ROLE_KEY", "LOCAL_STORAGE_DIR")
 
@@ -200,6 +201,43 @@ def test_a_worker_whose_embedded_server_is_killed_starts_it_again_and_works_on(
     assert f"embedded_{server}_started_again" in (tmp_path / "worker.log").read_text()
     # the worker was the last process on it: the server it started stopped with it
     assert _until(lambda: None if process_runs(again) else 0, timeout=20) == 0
+
+
+def _healthy(port: int) -> int | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as answer:
+            return 1 if answer.status == 200 else None
+    except OSError:  # refused, 503, a timeout
+        return None
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_serve_starts_its_killed_embedded_server_again(bare_env: dict[str, str], tmp_path: Path) -> None:
+    """`chunk-ocr serve` alone on the embedded servers: its Redis killed, /healthz said 503 until
+    the API was restarted. (Both servers go through the same Services.revivers.)"""
+    home, port = Path(bare_env["HOME"]), free_port()
+    log = (tmp_path / "serve.log").open("wb")
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        env=bare_env | {"LOG_LEVEL": "INFO"},
+        cwd=REPO_ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        assert _until(lambda: _healthy(port), timeout=90), (tmp_path / "serve.log").read_text()[-2000:]
+        first = _embedded_redis_pid(home)
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        again = _until(lambda: pid if (pid := _embedded_redis_pid(home)) not in (None, first) else None, 30)
+        assert again is not None, "serve did not start its embedded Redis again"
+        assert _until(lambda: _healthy(port), timeout=30)
+    finally:
+        assert _stop(serve) == 0
+        log.close()
+    assert "embedded_redis_started_again" in (tmp_path / "serve.log").read_text()
 
 
 @pytest.mark.slow
