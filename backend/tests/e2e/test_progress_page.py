@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from uuid import UUID
@@ -12,12 +13,20 @@ import asyncpg
 import httpx
 import pytest
 from arq.connections import ArqRedis
-from playwright.async_api import Browser, async_playwright, expect
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from app.pdf.samples import make_born_digital_pdf
+from app.services.ocr_chunk_service import OCRChunkService
 from app.services.runtime import Runtime
 from app.storage.checksums import sha256_hex
-from tests.factories import lose_chunk_input, make_matter, make_user, pdf_with_an_unreadable_page
+from tests.factories import (
+    lose_chunk_input,
+    make_document,
+    make_matter,
+    make_user,
+    pdf_with_an_unreadable_page,
+    ranges,
+)
 from tests.integration.api.conftest import bearer, token
 from tests.integration.conftest import burst_worker
 from tests.pdf_factories import make_mixed_pdf
@@ -163,3 +172,79 @@ async def test_page_shows_a_failed_chunk_and_retries_it(
     )
     assert status == "pending"
     await asyncio.sleep(0)
+
+
+def unused_origin() -> str:
+    """An origin on the loopback that nothing listens on: a stand-in for an attacker's server."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+async def started_document(service: OCRChunkService, pool: asyncpg.Pool) -> tuple[UUID, UUID]:
+    """A member and their 6-page document in 3 chunks, started and untouched: 0 of 6 pages."""
+    matter = await make_matter(pool)
+    user = await make_user(pool, matter)
+    document_id = await make_document(pool, matter, 6)
+    await service.start_document(document_id, ranges(6, 2))
+    return user, document_id
+
+
+async def visit(context: BrowserContext, url: str, stay: float = 3) -> Page:
+    """The page opened anew (a new load, not a jump within the last one's fragment) on the context's
+    localStorage, `stay` seconds after its load (it polls every second)."""
+    page = await context.new_page()
+    await page.goto(url)
+    await asyncio.sleep(stay)
+    return page
+
+
+async def shows_progress(page: Page) -> None:
+    """The page shows the started document's progress (polled from the page's own origin), and is closed."""
+    await expect(page.locator("#summary")).to_contain_text("processing: 0 of 6 pages (0%), 0/3 chunks")
+    await page.close()
+
+
+@pytest.mark.timeout(60)
+async def test_a_link_without_a_token_cannot_send_the_remembered_token_to_another_api(
+    server: str, browser: Browser, service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    user, document_id = await started_document(service, pool)
+    context = await browser.new_context()
+    await shows_progress(await visit(context, f"{server}/ui/documents/{document_id}#token={token(user)}", 0))
+
+    evil = unused_origin()
+    authorized: list[str] = []
+    context.on(
+        "request",
+        lambda request: authorized.append(request.url) if "authorization" in request.headers else None,
+    )
+    page = await visit(context, f"{server}/ui/documents/{document_id}#api={evil}")
+    assert [url for url in authorized if not url.startswith(server + "/")] == []
+    await shows_progress(page)  # with the remembered token, from the page's own origin
+    assert authorized
+    await context.close()
+
+
+@pytest.mark.timeout(60)
+async def test_a_link_without_a_token_cannot_point_the_remembered_token_at_another_realtime(
+    server: str, browser: Browser, service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    user, document_id = await started_document(service, pool)
+    context = await browser.new_context()
+    await shows_progress(await visit(context, f"{server}/ui/documents/{document_id}#token={token(user)}", 0))
+
+    evil = unused_origin()
+    evil_ws = "ws" + evil.removeprefix("http")
+    contacted: list[str] = []
+    context.on("request", lambda request: contacted.append(request.url))
+    context.on("page", lambda opened: opened.on("websocket", lambda ws: contacted.append(ws.url)))
+    page = await visit(context, f"{server}/ui/documents/{document_id}#supabaseUrl={evil}&anonKey=x")
+    assert [url for url in contacted if url.startswith((evil, evil_ws))] == []
+    await shows_progress(page)
+
+    # Nor later, from a legitimate link with a token and no Supabase: the URL was not remembered.
+    page = await visit(context, f"{server}/ui/documents/{document_id}#token={token(user)}")
+    assert [url for url in contacted if url.startswith((evil, evil_ws))] == []
+    await shows_progress(page)
+    await context.close()

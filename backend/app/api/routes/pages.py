@@ -22,7 +22,8 @@ _SUPABASE_JS_ETAG = '"' + hashlib.sha256(_SUPABASE_JS).hexdigest()[:32] + '"'
 async def progress_page(document_id: str) -> HTMLResponse:
     """The page reads the document id from its URL and the bearer token from the URL fragment
     (#token=...) or localStorage; it never sends the token anywhere but the API and, when given
-    the project's URL and anon key (#supabaseUrl=...&anonKey=...), Supabase Realtime."""
+    the project's URL and anon key (#supabaseUrl=...&anonKey=...), Supabase Realtime. Those and
+    the API's origin (#api=...) are taken only in a fragment with the token, and remembered with it."""
     return HTMLResponse(_PAGE, headers={"Cache-Control": "no-cache"})
 
 
