@@ -9,7 +9,7 @@ MAX_UPLOAD_BYTES is 413 at once (or before reading anything, when
 Content-Length already says so), and no more than a block is ever held in memory.
 A body that stops arriving for UPLOAD_IDLE_SECONDS is 408 and gives its slot back (four
 stalled uploads held every slot, and every user's uploads were 503, for as long as their
-connections stayed open); one user holds at most half the slots. A form that cannot be parsed,
+connections stayed open); one user holds at most all slots but one. A form that cannot be parsed,
 or ends before its closing boundary, is 422; a client that hangs up is an incomplete upload.
 """
 
@@ -69,13 +69,13 @@ class ReceivedUpload:
 
 
 class UploadSlots:
-    """At most `limit` uploads received at once per API process, and half of them (at least one)
-    for one user; beyond it, 503 with Retry-After (each upload may hold up to MAX_UPLOAD_BYTES of
-    disk and a planning thread)."""
+    """At most `limit` uploads received at once per API process, and all but one of them (at
+    least one) for one user, so no one user holds every slot; beyond it, 503 with Retry-After
+    (each upload may hold up to MAX_UPLOAD_BYTES of disk and a planning thread)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.per_user = max(1, limit // 2)
+        self.per_user = max(1, limit - 1)
         self.in_use = 0
         self._by_user: Counter[UUID] = Counter()
 
