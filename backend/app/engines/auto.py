@@ -12,10 +12,12 @@ The rule, per page, on the page's own text as PDFium gives it (before cleaning):
    at least half the page, is a scan with a stamp (a Bates number, a page header) added as
    text: it is OCR'd, or its body would be lost. So is one with more, up to LEGEND_CHARS
    (1000), whose drawn characters cover under LEGEND_AREA (3 %) of the page: a scan with a
-   legend (a clerk's certification, an e-filing header and footer) in small print. A page
-   whose text is mostly an OCR layer (less than SUBSTANTIAL_CHARS drawn, the rest in render
-   mode 3) is not: that text is the scan's, read before; nor is a slide over a background
-   picture, whose text is large.
+   legend (a clerk's certification, an e-filing header and footer) in small print. Of those
+   with more, a page whose text is mostly an OCR layer (less than SUBSTANTIAL_CHARS drawn,
+   the rest in render mode 3) is not: that text is the scan's, read before; nor is a slide
+   over a background picture, whose text is large. Under SUBSTANTIAL_CHARS, size tells
+   nothing safe (a DRAFT watermark is large, and a sparse old OCR layer may have missed the
+   body): a short slide or memo over a full-page picture is OCR'd too, which reads it.
 3. Otherwise real text is used as is (source "text-layer", confidence 1.0), followed by the
    visible text of the page's FreeText notes and filled form fields (_annotations); every
    other page goes to tesseract (source "ocr"), in batches, whose render draws those fields
