@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from uuid import UUID
@@ -30,6 +29,7 @@ from tests.factories import (
 from tests.integration.api.conftest import bearer, token
 from tests.integration.conftest import burst_worker
 from tests.pdf_factories import make_mixed_pdf
+from tests.servers import free_port
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # No downloads, no calls home: the machine has no network and Chromium must not wait for one.
@@ -174,13 +174,6 @@ async def test_page_shows_a_failed_chunk_and_retries_it(
     await asyncio.sleep(0)
 
 
-def unused_origin() -> str:
-    """An origin on the loopback that nothing listens on: a stand-in for an attacker's server."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{probe.getsockname()[1]}"
-
-
 async def started_document(service: OCRChunkService, pool: asyncpg.Pool) -> tuple[UUID, UUID]:
     """A member and their 6-page document in 3 chunks, started and untouched: 0 of 6 pages."""
     matter = await make_matter(pool)
@@ -199,6 +192,17 @@ async def visit(context: BrowserContext, url: str, stay: float = 3) -> Page:
     return page
 
 
+async def remembering(
+    server: str, browser: Browser, service: OCRChunkService, pool: asyncpg.Pool
+) -> tuple[BrowserContext, UUID, UUID]:
+    """A browser context whose page has been opened once with a member's token (remembered), on
+    the member's started document: (the context, the member, the document)."""
+    user, document_id = await started_document(service, pool)
+    context = await browser.new_context()
+    await shows_progress(await visit(context, f"{server}/ui/documents/{document_id}#token={token(user)}", 0))
+    return context, user, document_id
+
+
 async def shows_progress(page: Page) -> None:
     """The page shows the started document's progress (polled from the page's own origin), and is closed."""
     await expect(page.locator("#summary")).to_contain_text("processing: 0 of 6 pages (0%), 0/3 chunks")
@@ -209,11 +213,9 @@ async def shows_progress(page: Page) -> None:
 async def test_a_link_without_a_token_cannot_send_the_remembered_token_to_another_api(
     server: str, browser: Browser, service: OCRChunkService, pool: asyncpg.Pool
 ) -> None:
-    user, document_id = await started_document(service, pool)
-    context = await browser.new_context()
-    await shows_progress(await visit(context, f"{server}/ui/documents/{document_id}#token={token(user)}", 0))
+    context, _, document_id = await remembering(server, browser, service, pool)
 
-    evil = unused_origin()
+    evil = f"http://127.0.0.1:{free_port()}"  # nothing listens: a stand-in for an attacker
     authorized: list[str] = []
     context.on(
         "request",
@@ -230,11 +232,9 @@ async def test_a_link_without_a_token_cannot_send_the_remembered_token_to_anothe
 async def test_a_link_without_a_token_cannot_point_the_remembered_token_at_another_realtime(
     server: str, browser: Browser, service: OCRChunkService, pool: asyncpg.Pool
 ) -> None:
-    user, document_id = await started_document(service, pool)
-    context = await browser.new_context()
-    await shows_progress(await visit(context, f"{server}/ui/documents/{document_id}#token={token(user)}", 0))
+    context, user, document_id = await remembering(server, browser, service, pool)
 
-    evil = unused_origin()
+    evil = f"http://127.0.0.1:{free_port()}"  # nothing listens: a stand-in for an attacker
     evil_ws = "ws" + evil.removeprefix("http")
     contacted: list[str] = []
     context.on("request", lambda request: contacted.append(request.url))

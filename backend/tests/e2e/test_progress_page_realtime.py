@@ -18,8 +18,8 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from app.services.ocr_chunk_service import OCRChunkService
-from tests.e2e.test_progress_page import browser  # noqa: F401 (the fixture: Debian's Chromium)
-from tests.factories import checksum, make_document, make_matter, make_user, ranges
+from tests.e2e.test_progress_page import browser, started_document  # noqa: F401 (browser: the fixture)
+from tests.factories import checksum
 from tests.integration.api.conftest import bearer, token
 from tests.realtime_fake import Join, RealtimeFake
 
@@ -35,15 +35,6 @@ async def realtime() -> AsyncIterator[RealtimeFake]:
     await fake.start()
     yield fake
     await fake.stop()
-
-
-async def processing_document(service: OCRChunkService, pool: asyncpg.Pool) -> tuple[UUID, UUID]:
-    """A member and their 6-page document in 3 chunks, started and untouched: 0 of 6 pages."""
-    matter = await make_matter(pool)
-    user = await make_user(pool, matter)
-    document_id = await make_document(pool, matter, 6)
-    await service.start_document(document_id, ranges(6, 2))
-    return user, document_id
 
 
 def page_url(server: str, document_id: UUID, user_token: str, realtime: RealtimeFake | None) -> str:
@@ -130,7 +121,7 @@ async def test_page_shows_progress_pushed_over_its_private_channel(
     service: OCRChunkService,
     pool: asyncpg.Pool,
 ) -> None:
-    user, document_id = await processing_document(service, pool)
+    user, document_id = await started_document(service, pool)
     user_token = token(user)
     page = await opened(browser, page_url(server, document_id, user_token, realtime))
 
@@ -166,7 +157,7 @@ async def test_page_polls_when_realtime_refuses_the_channel(
     pool: asyncpg.Pool,
 ) -> None:
     realtime.refuse_joins = True  # as for a client the policies on realtime.messages refuse
-    user, document_id = await processing_document(service, pool)
+    user, document_id = await started_document(service, pool)
     page = await opened(browser, page_url(server, document_id, token(user), realtime))
     await joined(realtime)
     await expect(page.locator("body")).to_have_attribute("data-updates", "polling")
@@ -184,7 +175,7 @@ async def test_page_polls_again_when_the_channel_goes_away(
     service: OCRChunkService,
     pool: asyncpg.Pool,
 ) -> None:
-    user, document_id = await processing_document(service, pool)
+    user, document_id = await started_document(service, pool)
     page = await opened(browser, page_url(server, document_id, token(user), realtime))
     await joined(realtime)
     await expect(page.locator("body")).to_have_attribute("data-updates", "realtime")
@@ -204,7 +195,7 @@ async def test_page_without_realtime_settings_polls_and_loads_no_client(
     service: OCRChunkService,
     pool: asyncpg.Pool,
 ) -> None:
-    user, document_id = await processing_document(service, pool)
+    user, document_id = await started_document(service, pool)
     requests: list[str] = []
     page = await browser.new_page()
     page.on("request", lambda request: requests.append(request.url))

@@ -26,6 +26,7 @@ from app.core.config import Settings
 from app.main import create_app
 from tests.factories import make_matter, make_user
 from tests.integration.api.conftest import bearer, token
+from tests.integration.api.test_documents import upload
 from tests.integration.api.test_error_contract import assert_error, member, pdf  # noqa: F401 (fixtures)
 
 BLOCK = 64 * 1024
@@ -96,13 +97,7 @@ async def test_the_start_route_refuses_what_it_cannot_use(
     code: str,
 ) -> None:
     matter, user = member
-    with pdf.open("rb") as handle:
-        created = await client.post(
-            f"/matters/{matter}/documents",
-            headers=bearer(user),
-            params={"start": "false"},
-            files={"file": ("doc.pdf", handle, "application/pdf")},
-        )
+    created = await upload(client, user, matter, pdf, start="false")
     assert created.status_code == 201, created.text
     document = created.json()["document"]["id"]
     response = await client.post(
@@ -193,13 +188,7 @@ async def test_uploads_that_stop_sending_give_their_slots_back(
     for response in stalled:
         assert_error(response, 408, "upload_stalled")
     assert app.state.upload_slots.in_use == 0
-    with pdf.open("rb") as handle:
-        after = await client.post(
-            f"/matters/{matter}/documents",
-            headers=bearer(user),
-            params={"engine": "text-layer"},
-            files={"file": ("doc.pdf", handle, "application/pdf")},
-        )
+    after = await upload(client, user, matter, pdf, engine="text-layer")
     assert after.status_code == 201, after.text
 
 
@@ -214,20 +203,8 @@ async def test_one_user_holds_all_upload_slots_but_one(
     other = await make_user(pool, matter)
     slots = app.state.upload_slots
     with slots.taken_by(user), slots.taken_by(user), slots.taken_by(user):  # three of four
-        with pdf.open("rb") as handle:
-            third = await client.post(
-                f"/matters/{matter}/documents",
-                headers=bearer(user),
-                files={"file": ("doc.pdf", handle, "application/pdf")},
-            )
-        assert_error(third, 503, "too_many_uploads")
-        with pdf.open("rb") as handle:
-            theirs = await client.post(
-                f"/matters/{matter}/documents",
-                headers=bearer(other),
-                params={"engine": "text-layer"},
-                files={"file": ("doc.pdf", handle, "application/pdf")},
-            )
+        assert_error(await upload(client, user, matter, pdf), 503, "too_many_uploads")  # a fourth
+        theirs = await upload(client, other, matter, pdf, engine="text-layer")
         assert theirs.status_code == 201, theirs.text
 
 
