@@ -46,6 +46,7 @@ from app.pdf.errors import (
     PdfNotFoundError,
     TooManyPagesError,
 )
+from app.pdf.layer_marks import may_hide_layers
 from app.pdf.source import is_truncated, missing_page_reasons, missing_pages, readable_source
 from app.pdf.text_marks import may_have_text
 
@@ -68,6 +69,7 @@ class PdfInfo:
     repaired_pages: tuple[int, ...] = ()  # 1-based: pages kept with a substitute for something lost
     damage: tuple[PageDamage, ...] = ()  # each lost or repaired page, with why or what was substituted
     may_have_text: bool = True  # False: no page can have a text layer (no font is named anywhere)
+    may_hide_layers: bool = False  # True: the file names optional content (app.pdf.layer_marks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +124,16 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
     lost = tuple(item.page for item in damage if item.lost)
     repaired = tuple(item.page for item in damage if not item.lost)
     info = PdfInfo(
-        path, page_count, _sha256(path), size, tuple(warnings), lost, repaired, damage, may_have_text(path)
+        path,
+        page_count,
+        _sha256(path),
+        size,
+        tuple(warnings),
+        lost,
+        repaired,
+        damage,
+        may_have_text(path),
+        may_hide_layers(path),
     )
     log.debug(
         "pdf_inspected",

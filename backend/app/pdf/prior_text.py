@@ -60,7 +60,7 @@ def without_invisible_text(page: pikepdf.Object, resources: pikepdf.Dictionary |
         state.follow(operator, instruction.operands)
         if operator in _SHOW and state.invisible:
             removed = True
-            kept.extend(_moves_of(operator, instruction.operands))  # ' and " go to the next line first
+            kept.extend(moves_of(operator, instruction.operands))  # ' and " go to the next line first
             continue
         form = forms.get(_name(instruction.operands) or "") if operator == "Do" else None
         if form is not None and _only_invisible_text(form, state, resources):
@@ -149,7 +149,7 @@ def _type3_fonts(resources: pikepdf.Dictionary | None) -> frozenset[str]:
     )
 
 
-def _moves_of(operator: str, operands: Any) -> list[Instruction]:
+def moves_of(operator: str, operands: Any) -> list[Instruction]:
     """What a text-showing operator does besides showing: ' moves to the next line, and " sets
     word and character spacing too."""
     instruction = pikepdf.ContentStreamInstruction

@@ -31,7 +31,7 @@ import secrets
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from uuid import UUID
 
@@ -101,11 +101,13 @@ async def start_document(
             source = stored_source.path
         ranges = []
         if plan:
-            read = await _read(reader, engine, pdf_path, info)
-            target = _Target(matter_id, document_id, engine, language)
-            ranges = await _cut_and_upload(
-                store, pdf_path, target, info, read, chunk_pages, workers, uploaded
-            )
+            with tempfile.TemporaryDirectory(prefix="chunk-ocr-visible-") as scratch:
+                readable, info = await _visible(pdf_path, info, Path(scratch))
+                read = await _read(reader, engine, readable, info)
+                target = _Target(matter_id, document_id, engine, language)
+                ranges = await _cut_and_upload(
+                    store, readable, target, info, read, chunk_pages, workers, uploaded
+                )
         document = await service.create_document(
             DocumentCreate(
                 id=document_id,
@@ -166,10 +168,11 @@ async def plan_document(
         await get_verified_file(store, document.source_path, document.file_sha256, pdf_path)
         info = await _inspect(service, pdf_path)
         try:
-            read = await _read(reader, document.engine, pdf_path, info)
+            readable, info = await _visible(pdf_path, info, Path(tmp))
+            read = await _read(reader, document.engine, readable, info)
             target = _Target(document.matter_id, document.id, document.engine, document.language)
             ranges = await _cut_and_upload(
-                store, pdf_path, target, info, read, chunk_pages, workers, uploaded
+                store, readable, target, info, read, chunk_pages, workers, uploaded
             )
             chunks = await service.start_document(document.id, ranges)
         except BaseException:
@@ -183,6 +186,21 @@ async def plan_document(
 async def _inspect(service: OCRChunkService, pdf_path: Path) -> PdfInfo:
     """inspect_pdf in a worker thread, refusing more pages than MAX_PAGES_PER_DOCUMENT."""
     return await asyncio.to_thread(inspect_pdf, pdf_path, max_pages=service.settings.max_pages_per_document)
+
+
+async def _visible(pdf_path: Path, info: PdfInfo, scratch: Path) -> tuple[Path, PdfInfo]:
+    """The file to read and cut the pages from: pdf_path, or for a file whose default
+    configuration hides layers a copy in scratch without them (app.pdf.optional_content), with a
+    warning saying so. A damaged file is read as its repair reads it."""
+    if not info.may_hide_layers or info.damage or info.lost_pages:
+        return pdf_path, info
+    from app.pdf.optional_content import visible_copy  # pikepdf: for a file with layers only
+
+    copy = scratch / "visible.pdf"
+    removed = await asyncio.to_thread(visible_copy, pdf_path, copy)
+    if removed is None:
+        return pdf_path, info
+    return copy, replace(info, warnings=(*info.warnings, removed.warning()))
 
 
 @dataclass(frozen=True, slots=True)

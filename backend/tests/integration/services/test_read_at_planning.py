@@ -25,6 +25,7 @@ from app.services.runtime import Runtime
 from app.services.text_reader import TextReader
 from app.storage.base import get_verified
 from tests.integration.conftest import burst_worker
+from tests.layered_pdfs import LayeredPdf, hidden, line
 
 
 @pytest.fixture
@@ -161,3 +162,37 @@ async def test_a_planner_that_dies_before_merging_leaves_the_merge_to_the_sweep(
     merged = await read_merged(runtime.store, document)
     assert merged is not None
     assert [p.text.split() for p in merged.pages] == [t.split() for t in texts]
+
+
+@pytest.mark.parametrize("engine", ["auto", "tesseract"])
+async def test_what_a_hidden_layer_holds_is_neither_read_nor_ocrd(
+    documents: Documents, runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path, engine: str
+) -> None:
+    """A layer the document's configuration hides: auto read the page's text layer with it (PDFium's
+    text page takes every layer), and a worker OCR'd it (a chunk's cut lost the catalog that hides
+    it, so its render drew every layer)."""
+    doc = LayeredPdf()
+    off = doc.group("Answers", on=False)
+    answers = doc.form(line(450, "Answer hidden quartz", size=24), oc=off)
+    for number in (1, 2):
+        doc.page(
+            line(700, f"Question {number} visible amber", size=24)
+            + hidden("off", line(600, "Secret hidden jasper", size=24))
+            + b"/Fm1 Do\n",
+            properties={"off": off},
+            xobjects={"Fm1": answers},
+        )
+    pdf = doc.save(tmp_path / "layered.pdf")
+
+    started = await documents.submit(pdf, matter_id=matter_id, engine=engine, workers=2)
+    await burst_worker(arq_redis, runtime).main()
+
+    document = await documents.get(started.document.id)
+    assert document.ocr_status is DocumentStatus.COMPLETED
+    merged = await read_merged(runtime.store, document)
+    assert merged is not None
+    assert [p.source for p in merged.pages] == ["text-layer" if engine == "auto" else "ocr"] * 2
+    for number, page in enumerate(merged.pages, start=1):
+        assert page.text.split()[:4] == ["Question", str(number), "visible", "amber"]
+        assert "hidden" not in page.text.lower()
+    assert any("hides layers (Answers)" in warning for warning in started.info.warnings)

@@ -1,0 +1,345 @@
+"""Optional content a viewer hides (layers set OFF), taken out of a copy of the file the pages are
+read from.
+
+A PDF's layers (optional content groups, ISO 32000-1 8.11) are shown or hidden by the document's
+default configuration (/OCProperties /D: /BaseState, /ON, /OFF). Viewers, poppler's pdftotext and
+PDFium's renderer leave a hidden layer out, but PDFium's text page does not, and a chunk cut by
+PDFium loses the catalog that says what is hidden: its render draws every layer. A hidden layer's
+text (a CAD drawing's construction notes, an answer key, text hidden to be read by a machine and
+not a person) came out in the document's text, and its drawing was OCR'd.
+
+The planner reads and cuts a copy instead, in which what the default configuration hides is gone:
+
+- a marked-content sequence tagged /OC whose group (an OCG, or a membership dictionary: /P or
+  its visibility expression /VE over its groups) is hidden draws nothing: its text, paths,
+  shadings, images and forms go; what it sets (q/Q, the matrix, fonts, line moves, clipping)
+  stays, as a viewer keeps following it;
+- an XObject (an image or a form) whose own /OC is hidden is not drawn;
+- an annotation whose /OC is hidden is removed from its page.
+
+Forms are rewritten in place (a layer's state is the document's, wherever the form is drawn).
+Only the default configuration counts, as in poppler: /AS usage events (print-only layers) are not
+applied. Text shown on the same line after a hidden show inside one BT...ET starts where the
+hidden text started (its width is not known without the font): the words stay, a little to the
+left. A content larger than MAX_CONTENT_BYTES is kept as it is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pikepdf
+from pikepdf import Name
+
+from app.core.logging import get_logger
+from app.pdf._content_size import content_exceeds
+from app.pdf.prior_text import moves_of
+
+log = get_logger(__name__)
+
+# Content parsed into Python objects takes about 80 times its size: a page or form whose content
+# decodes to more than this is kept whole, hidden layers and all (and logged).
+MAX_CONTENT_BYTES = 4 << 20
+_MAX_EXPRESSION_DEPTH = 32  # a visibility expression nested deeper is a loop or a hostile file
+_SHOW = frozenset({"Tj", "TJ", "'", '"'})
+_PAINT_PATH = frozenset({"S", "s", "f", "F", "f*", "B", "B*", "b", "b*"})  # each becomes n
+_DRAW = frozenset({"sh", "Do", "BI", "ID", "EI", "INLINE IMAGE"})
+_SCAN = "BDC BMC EMC Do"  # the operators that say whether a content has anything hidden
+Instruction = pikepdf.ContentStreamInstruction | pikepdf.ContentStreamInlineImage
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenLayers:
+    """Which optional content groups the document's default configuration hides: with /BaseState
+    /ON (the default) those in its /OFF list, with /BaseState /OFF all but those in its /ON list
+    (as PDFium's renderer reads it)."""
+
+    base_off: bool
+    listed: frozenset[tuple[int, int]]  # object and generation numbers: /OFF, or with base_off /ON
+    names: tuple[str, ...]  # the hidden groups' /Name, for the warning
+
+    def hides(self, item: object, depth: int = 0) -> bool:
+        """Whether item (an OCG or an OCMD, as /OC or a marked-content property names it) is off."""
+        if not isinstance(item, pikepdf.Dictionary) or depth > _MAX_EXPRESSION_DEPTH:
+            return False
+        if item.get(Name.Type) == Name.OCMD:
+            return self._membership_hides(item, depth)
+        if not item.is_indirect:  # a group is an indirect object: this names none
+            return False
+        return (item.objgen in self.listed) != self.base_off
+
+    def _membership_hides(self, membership: pikepdf.Dictionary, depth: int) -> bool:
+        expression = membership.get(Name.VE)
+        if isinstance(expression, pikepdf.Array) and len(expression) > 0:
+            return not self._expression_shows(expression, depth + 1)
+        members = membership.get(Name.OCGs)
+        groups = (
+            [item for item in members if isinstance(item, pikepdf.Dictionary)]
+            if isinstance(members, pikepdf.Array)
+            else [members]
+            if isinstance(members, pikepdf.Dictionary)
+            else []
+        )
+        if not groups:  # no group: always visible (8.11.2.2)
+            return False
+        shown = [not self.hides(group, depth + 1) for group in groups]
+        policy = membership.get(Name.P, Name.AnyOn)
+        if policy == Name.AllOn:
+            return not all(shown)
+        if policy == Name.AnyOff:
+            return all(shown)
+        if policy == Name.AllOff:
+            return any(shown)
+        return not any(shown)  # AnyOn, the default
+
+    def _expression_shows(self, expression: object, depth: int) -> bool:
+        if depth > _MAX_EXPRESSION_DEPTH:
+            return True
+        if isinstance(expression, pikepdf.Dictionary):
+            return not self.hides(expression, depth)
+        if not isinstance(expression, pikepdf.Array) or len(expression) < 2:
+            return True
+        operator, operands = expression[0], [expression[i] for i in range(1, len(expression))]
+        values = [self._expression_shows(operand, depth + 1) for operand in operands]
+        if operator == Name.Not:
+            return not values[0]
+        if operator == Name.And:
+            return all(values)
+        if operator == Name.Or:
+            return any(values)
+        return True
+
+
+def hidden_layers(pdf: pikepdf.Pdf) -> HiddenLayers | None:
+    """The groups the document's default configuration hides, or None when it hides none."""
+    properties = pdf.Root.get(Name.OCProperties)
+    if not isinstance(properties, pikepdf.Dictionary):
+        return None
+    config = properties.get(Name.D)
+    if not isinstance(config, pikepdf.Dictionary):
+        return None
+    all_groups = {group.objgen: group for group in _groups(properties.get(Name.OCGs))}
+    if config.get(Name.BaseState) == Name.OFF:
+        on = {group.objgen for group in _groups(config.get(Name.ON))}
+        hidden = [group for objgen, group in all_groups.items() if objgen not in on]
+        layers = HiddenLayers(True, frozenset(on), _names(hidden))
+        return layers if hidden or not all_groups else None
+    off = _groups(config.get(Name.OFF))
+    if not off:
+        return None
+    return HiddenLayers(False, frozenset(group.objgen for group in off), _names(off))
+
+
+def _names(groups: list[pikepdf.Dictionary]) -> tuple[str, ...]:
+    return tuple(sorted({str(group.get(Name.Name, "")) for group in groups} - {""}))
+
+
+def _groups(value: object) -> list[pikepdf.Dictionary]:
+    if not isinstance(value, pikepdf.Array):
+        return []
+    return [item for item in value if isinstance(item, pikepdf.Dictionary) and item.is_indirect]
+
+
+@dataclass(frozen=True, slots=True)
+class Removed:
+    """What visible_copy took out."""
+
+    layers: tuple[str, ...]  # the hidden groups' names
+    contents: int  # page and form contents rewritten
+    annotations: int
+    kept_too_large: int  # contents over MAX_CONTENT_BYTES, kept as they are (unread)
+
+    def warning(self) -> str:
+        named = (
+            f" ({', '.join(self.layers[:5])}{', ...' if len(self.layers) > 5 else ''})" if self.layers else ""
+        )
+        said = f"the PDF hides layers{named}: what they hold is left out of its text"
+        if self.kept_too_large:
+            said += f"; {self.kept_too_large} page or form contents too large to look into are read whole"
+        return said
+
+
+def visible_copy(path: Path, target: Path) -> Removed | None:
+    """Write to target a copy of the PDF at path without what its default configuration hides,
+    and say what went; None (and nothing written) when it hides nothing, or when pikepdf cannot
+    read the file (PDFium's reading of it is kept)."""
+    started = time.perf_counter()
+    try:
+        with pikepdf.open(path) as pdf:
+            layers = hidden_layers(pdf)
+            if layers is None:
+                return None
+            rewriter = _Rewriter(pdf, layers)
+            for page in pdf.pages:
+                rewriter.page(page.obj)
+            if rewriter.contents == 0 and rewriter.annotations == 0:
+                return None
+            pdf.save(target)
+    except (pikepdf.PdfError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        log.warning("hidden_layers_kept", path=str(path), error=str(exc)[:200])
+        return None
+    removed = Removed(layers.names, rewriter.contents, rewriter.annotations, rewriter.too_large)
+    log.info(
+        "hidden_layers_removed",
+        path=str(path),
+        layers=list(layers.names),
+        contents=removed.contents,
+        annotations=removed.annotations,
+        kept_too_large=removed.kept_too_large,
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+    )
+    return removed
+
+
+class _Rewriter:
+    def __init__(self, pdf: pikepdf.Pdf, layers: HiddenLayers) -> None:
+        self.pdf, self.layers = pdf, layers
+        self.contents = self.annotations = self.too_large = 0
+        self._forms_done: set[tuple[int, int]] = set()
+
+    def page(self, page: pikepdf.Dictionary) -> None:
+        resources = _inherited(page, Name.Resources)
+        rewritten = self._content(page, page.get(Name.Contents), resources)
+        if rewritten is not None:
+            page.Contents = self.pdf.make_stream(rewritten)
+        self._forms(resources)
+        annotations = page.get(Name.Annots)
+        if isinstance(annotations, pikepdf.Array):
+            kept = [item for item in annotations if not self._hidden_annotation(item)]
+            if len(kept) < len(annotations):
+                self.annotations += len(annotations) - len(kept)
+                page.Annots = pikepdf.Array(kept)
+
+    def _hidden_annotation(self, annotation: object) -> bool:
+        return isinstance(annotation, pikepdf.Dictionary) and self.layers.hides(annotation.get(Name.OC))
+
+    def _forms(self, resources: pikepdf.Dictionary | None, depth: int = 0) -> None:
+        """Rewrite, in place, the forms resources name (and the forms those name), once each."""
+        if depth > _MAX_EXPRESSION_DEPTH:
+            return
+        for form in _xobjects(resources).values():
+            if form.get(Name.Subtype) != Name.Form or not form.is_indirect:
+                continue
+            if form.objgen in self._forms_done:
+                continue
+            self._forms_done.add(form.objgen)
+            own = form.get(Name.Resources)
+            form_resources = own if isinstance(own, pikepdf.Dictionary) else resources
+            rewritten = self._content(form, form, form_resources)
+            if rewritten is not None:
+                form.write(rewritten)
+            self._forms(form_resources, depth + 1)
+
+    def _content(
+        self, owner: pikepdf.Object, contents: object, resources: pikepdf.Dictionary | None
+    ) -> bytes | None:
+        """owner's content without what is hidden, or None when nothing is (or it is too large)."""
+        try:
+            if contents is None:
+                return None
+            if content_exceeds(contents, MAX_CONTENT_BYTES):  # not parsed: it may hide something
+                self.too_large += 1
+                return None
+            if not self._hides_anything(pikepdf.parse_content_stream(owner, _SCAN), resources):
+                return None
+            instructions = pikepdf.parse_content_stream(owner)
+        except pikepdf.PdfError:
+            return None
+        self.contents += 1
+        return pikepdf.unparse_content_stream(list(_visible(instructions, self._hidden_names(resources))))
+
+    def _hides_anything(self, instructions: list[Instruction], resources: pikepdf.Dictionary | None) -> bool:
+        names = self._hidden_names(resources)
+        for instruction in instructions:
+            operator = str(instruction.operator)
+            if operator == "BDC" and _marks_hidden(instruction.operands, names.properties, self.layers):
+                return True
+            if operator == "Do" and _operand_name(instruction.operands) in names.xobjects:
+                return True
+        return False
+
+    def _hidden_names(self, resources: pikepdf.Dictionary | None) -> _HiddenNames:
+        properties = resources.get(Name.Properties) if resources is not None else None
+        hidden_properties = frozenset(
+            str(name)
+            for name, item in (properties.items() if isinstance(properties, pikepdf.Dictionary) else ())
+            if self.layers.hides(item)
+        )
+        hidden_xobjects = frozenset(
+            name for name, item in _xobjects(resources).items() if self.layers.hides(item.get(Name.OC))
+        )
+        return _HiddenNames(hidden_properties, hidden_xobjects, self.layers)
+
+
+@dataclass(frozen=True, slots=True)
+class _HiddenNames:
+    """A content's resource names that stand for something hidden."""
+
+    properties: frozenset[str]  # /Properties entries (marked-content property lists)
+    xobjects: frozenset[str]  # /XObject entries whose own /OC is hidden
+    layers: HiddenLayers
+
+
+def _visible(instructions: list[Instruction], names: _HiddenNames) -> Iterator[Instruction]:
+    """The instructions, drawing nothing inside a hidden marked-content sequence."""
+    marks: list[bool] = []  # for each open marked-content sequence: whether it hides
+    for instruction in instructions:
+        if isinstance(instruction, pikepdf.ContentStreamInlineImage):
+            if not any(marks):
+                yield instruction
+            continue
+        operator = str(instruction.operator)
+        if operator in ("BMC", "BDC"):
+            marks.append(
+                operator == "BDC" and _marks_hidden(instruction.operands, names.properties, names.layers)
+            )
+        elif operator == "EMC" and marks:
+            marks.pop()
+        if operator == "Do" and _operand_name(instruction.operands) in names.xobjects:
+            continue
+        if not any(marks):
+            yield instruction
+        elif operator in _SHOW:
+            yield from moves_of(operator, instruction.operands)
+        elif operator in _PAINT_PATH:
+            yield pikepdf.ContentStreamInstruction([], pikepdf.Operator("n"))
+        elif operator not in _DRAW:
+            yield instruction
+
+
+def _marks_hidden(operands: Any, hidden_properties: frozenset[str], layers: HiddenLayers) -> bool:
+    """Whether BDC's operands (tag, properties) open a sequence of hidden optional content."""
+    if len(operands) != 2 or operands[0] != Name.OC:
+        return False
+    properties = operands[1]
+    if isinstance(properties, pikepdf.Name):
+        return str(properties) in hidden_properties
+    return layers.hides(properties)
+
+
+def _xobjects(resources: pikepdf.Dictionary | None) -> dict[str, pikepdf.Stream]:
+    xobjects = resources.get(Name.XObject) if resources is not None else None
+    if not isinstance(xobjects, pikepdf.Dictionary):
+        return {}
+    return {str(name): item for name, item in xobjects.items() if isinstance(item, pikepdf.Stream)}
+
+
+def _operand_name(operands: Any) -> str | None:
+    return str(operands[0]) if len(operands) == 1 and isinstance(operands[0], pikepdf.Name) else None
+
+
+def _inherited(page: pikepdf.Dictionary, key: Name) -> pikepdf.Dictionary | None:
+    """key of the page, or of the nearest page tree node above it that has one."""
+    node: object = page
+    for _ in range(_MAX_EXPRESSION_DEPTH):
+        if not isinstance(node, pikepdf.Dictionary):
+            return None
+        value = node.get(key)
+        if isinstance(value, pikepdf.Dictionary):
+            return value
+        node = node.get(Name.Parent)
+    return None
