@@ -19,12 +19,17 @@ _PIECE = 1 << 16  # compressed bytes fed to the inflater, and decoded bytes take
 def content_exceeds(contents: object, limit: int) -> bool:
     """Whether contents (a content stream, or an array of them, as /Contents holds) decode to
     more than limit bytes. A stream that cannot be decoded counts as its encoded size."""
+    return content_size(contents, limit) > limit
+
+
+def content_size(contents: object, limit: int) -> int:
+    """The size contents decode to, or a number over limit once it is known to be over."""
     total = 0
     for stream in _streams(contents):
         total += _decoded_size(stream, limit - total + 1)
         if total > limit:
-            return True
-    return False
+            break
+    return total
 
 
 def _streams(contents: object) -> list[pikepdf.Stream]:

@@ -21,7 +21,8 @@ Forms are rewritten in place (a layer's state is the document's, wherever the fo
 Only the default configuration counts, as in poppler: /AS usage events (print-only layers) are not
 applied. Text shown on the same line after a hidden show inside one BT...ET starts where the
 hidden text started (its width is not known without the font): the words stay, a little to the
-left. A content larger than MAX_CONTENT_BYTES is kept as it is.
+left. A content larger than MAX_CONTENT_BYTES, and every content after MAX_PARSED_BYTES of the
+document's, is kept as it is (the warning counts them).
 """
 
 from __future__ import annotations
@@ -36,14 +37,17 @@ import pikepdf
 from pikepdf import Name
 
 from app.core.logging import get_logger
-from app.pdf._content_size import content_exceeds
+from app.pdf._content_size import content_size
 from app.pdf.prior_text import moves_of
 
 log = get_logger(__name__)
 
-# Content parsed into Python objects takes about 80 times its size: a page or form whose content
-# decodes to more than this is kept whole, hidden layers and all (and logged).
-MAX_CONTENT_BYTES = 4 << 20
+# Content parsed into Python objects takes about 80 times its size, and a second or so a 4 MiB
+# content: a page or form whose content decodes to more than MAX_CONTENT_BYTES is kept whole,
+# hidden layers and all, and so is every content after MAX_PARSED_BYTES of one document's (a
+# hostile file's pages, each a different large content, would hold a planning for minutes).
+MAX_CONTENT_BYTES = 2 << 20
+MAX_PARSED_BYTES = 64 << 20
 _MAX_EXPRESSION_DEPTH = 32  # a visibility expression nested deeper is a loop or a hostile file
 _SHOW = frozenset({"Tj", "TJ", "'", '"'})
 _PAINT_PATH = frozenset({"S", "s", "f", "F", "f*", "B", "B*", "b", "b*"})  # each becomes n
@@ -199,13 +203,23 @@ class _Rewriter:
     def __init__(self, pdf: pikepdf.Pdf, layers: HiddenLayers) -> None:
         self.pdf, self.layers = pdf, layers
         self.contents = self.annotations = self.too_large = 0
+        self._budget = MAX_PARSED_BYTES
         self._forms_done: set[tuple[int, int]] = set()
+        # pages that share their content (a page tree naming one page many times) share its
+        # rewriting: (their streams, the hidden names of their resources) -> the new stream
+        self._pages_done: dict[tuple[object, ...], pikepdf.Stream | None] = {}
 
     def page(self, page: pikepdf.Dictionary) -> None:
         resources = _inherited(page, Name.Resources)
-        rewritten = self._content(page, page.get(Name.Contents), resources)
-        if rewritten is not None:
-            page.Contents = self.pdf.make_stream(rewritten)
+        contents = page.get(Name.Contents)
+        names = self._hidden_names(resources)
+        streams = _objgens(contents)
+        key = (streams, names.properties, names.xobjects)
+        if (0, 0) in streams or key not in self._pages_done:
+            rewritten = self._content(page, contents, names)
+            self._pages_done[key] = self.pdf.make_stream(rewritten) if rewritten is not None else None
+        if (done := self._pages_done[key]) is not None:
+            page.Contents = done
         self._forms(resources)
         annotations = page.get(Name.Annots)
         if isinstance(annotations, pikepdf.Array):
@@ -229,38 +243,29 @@ class _Rewriter:
             self._forms_done.add(form.objgen)
             own = form.get(Name.Resources)
             form_resources = own if isinstance(own, pikepdf.Dictionary) else resources
-            rewritten = self._content(form, form, form_resources)
+            rewritten = self._content(form, form, self._hidden_names(form_resources))
             if rewritten is not None:
                 form.write(rewritten)
             self._forms(form_resources, depth + 1)
 
-    def _content(
-        self, owner: pikepdf.Object, contents: object, resources: pikepdf.Dictionary | None
-    ) -> bytes | None:
+    def _content(self, owner: pikepdf.Object, contents: object, names: _HiddenNames) -> bytes | None:
         """owner's content without what is hidden, or None when nothing is (or it is too large)."""
         try:
             if contents is None:
                 return None
-            if content_exceeds(contents, MAX_CONTENT_BYTES):  # not parsed: it may hide something
+            size = content_size(contents, MAX_CONTENT_BYTES)
+            if size > min(MAX_CONTENT_BYTES, self._budget):  # not parsed: it may hide something
                 self.too_large += 1
                 return None
-            if not self._hides_anything(pikepdf.parse_content_stream(owner, _SCAN), resources):
+            self._budget -= size
+            if not _hides_anything(pikepdf.parse_content_stream(owner, _SCAN), names):
                 return None
+            self._budget -= size
             instructions = pikepdf.parse_content_stream(owner)
         except pikepdf.PdfError:
             return None
         self.contents += 1
-        return pikepdf.unparse_content_stream(list(_visible(instructions, self._hidden_names(resources))))
-
-    def _hides_anything(self, instructions: list[Instruction], resources: pikepdf.Dictionary | None) -> bool:
-        names = self._hidden_names(resources)
-        for instruction in instructions:
-            operator = str(instruction.operator)
-            if operator == "BDC" and _marks_hidden(instruction.operands, names.properties, self.layers):
-                return True
-            if operator == "Do" and _operand_name(instruction.operands) in names.xobjects:
-                return True
-        return False
+        return pikepdf.unparse_content_stream(list(_visible(instructions, names)))
 
     def _hidden_names(self, resources: pikepdf.Dictionary | None) -> _HiddenNames:
         properties = resources.get(Name.Properties) if resources is not None else None
@@ -282,6 +287,18 @@ class _HiddenNames:
     properties: frozenset[str]  # /Properties entries (marked-content property lists)
     xobjects: frozenset[str]  # /XObject entries whose own /OC is hidden
     layers: HiddenLayers
+
+
+def _hides_anything(instructions: list[Instruction], names: _HiddenNames) -> bool:
+    """Whether any of these instructions (BDC, BMC, EMC and Do only) opens a hidden sequence or
+    draws a hidden XObject."""
+    for instruction in instructions:
+        operator = str(instruction.operator)
+        if operator == "BDC" and _marks_hidden(instruction.operands, names.properties, names.layers):
+            return True
+        if operator == "Do" and _operand_name(instruction.operands) in names.xobjects:
+            return True
+    return False
 
 
 def _visible(instructions: list[Instruction], names: _HiddenNames) -> Iterator[Instruction]:
@@ -326,6 +343,12 @@ def _xobjects(resources: pikepdf.Dictionary | None) -> dict[str, pikepdf.Stream]
     if not isinstance(xobjects, pikepdf.Dictionary):
         return {}
     return {str(name): item for name, item in xobjects.items() if isinstance(item, pikepdf.Stream)}
+
+
+def _objgens(contents: object) -> tuple[tuple[int, int], ...]:
+    """The object numbers of a page's content streams ((0, 0) for a direct one)."""
+    items = list(contents) if isinstance(contents, pikepdf.Array) else [contents]
+    return tuple(item.objgen if isinstance(item, pikepdf.Object) else (0, 0) for item in items)
 
 
 def _operand_name(operands: Any) -> str | None:

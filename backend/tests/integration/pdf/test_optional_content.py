@@ -254,3 +254,22 @@ def test_a_content_too_large_to_parse_is_kept_and_said(tmp_path: Path) -> None:
     assert (removed.contents, removed.kept_too_large) == (1, 1)
     assert "too large" in removed.warning()
     assert pdfium_text(copy, 1).split() == ["Small", "page"]
+
+
+def test_pages_that_share_their_content_are_rewritten_once(tmp_path: Path) -> None:
+    """A page tree may name one page thousands of times: its content is parsed once, not each time."""
+    doc = LayeredPdf()
+    off = doc.group("Off", on=False)
+    page = doc.page(line(700, "Shared alpha") + hidden("off", line(650, "Hidden")), properties={"off": off})
+    for _ in range(1999):
+        doc.pdf.pages.append(pikepdf.Page(page))
+    original = doc.save(tmp_path / "shared.pdf")
+    with pikepdf.open(original) as pdf:
+        assert len({p.obj.Contents.objgen for p in pdf.pages}) == 1
+
+    copy = tmp_path / "visible.pdf"
+    removed = visible_copy(original, copy)
+
+    assert removed is not None
+    assert removed.contents == 1
+    assert pdfium_text(copy, 1999).split() == ["Shared", "alpha"]
