@@ -18,6 +18,7 @@ from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
 from app.engines._limits import PageMeter, current_limits, memory_error
 from app.engines._page_content import PageContents
+from app.engines._rtl_order import may_have_rtl, reading_order
 from app.engines._scan_image import ScanPages, scan_image
 from app.engines.base import PageResult, PageSource
 from app.engines.errors import PageLostError, PageRenderError, PageTooLargeError, is_page_failure
@@ -142,8 +143,10 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
             # the page's text instead: PDFium's bounded text runs the lines of such a page
             # together ("Q4North 120"), and its whole text keeps them apart.
             turned = page.get_rotation() % 180
-            raw = textpage.get_text_range() if turned else textpage.get_text_bounded()
-            text = str(raw).replace("\r\n", "\n").replace("\r", "\n")
+            raw = str(textpage.get_text_range() if turned else textpage.get_text_bounded())
+            if may_have_rtl(raw):  # Hebrew or Arabic stored in visual order is read in reading order
+                raw = reading_order(textpage, None if turned else page.get_bbox()) or raw
+            text = raw.replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:
             textpage.close()

@@ -48,6 +48,7 @@ log = get_logger(__name__)
 # hostile file's pages, each a different large content, would hold a planning for minutes).
 MAX_CONTENT_BYTES = 2 << 20
 MAX_PARSED_BYTES = 64 << 20
+MIN_CHARGE = 1024  # what each content looked into costs the budget at least: 65,536 of them at most
 _MAX_EXPRESSION_DEPTH = 32  # a visibility expression nested deeper is a loop or a hostile file
 _SHOW = frozenset({"Tj", "TJ", "'", '"'})
 _PAINT_PATH = frozenset({"S", "s", "f", "F", "f*", "B", "B*", "b", "b*"})  # each becomes n
@@ -155,7 +156,7 @@ class Removed:
     layers: tuple[str, ...]  # the hidden groups' names
     contents: int  # page and form contents rewritten
     annotations: int
-    kept_too_large: int  # contents over MAX_CONTENT_BYTES, kept as they are (unread)
+    kept_too_large: int  # contents over MAX_CONTENT_BYTES or past the budget, kept as they are
 
     def warning(self) -> str:
         named = (
@@ -163,7 +164,10 @@ class Removed:
         )
         said = f"the PDF hides layers{named}: what they hold is left out of its text"
         if self.kept_too_large:
-            said += f"; {self.kept_too_large} page or form contents too large to look into are read whole"
+            said += (
+                f"; {self.kept_too_large} page or form contents were not looked into (too large, or"
+                " past what one file may take) and are read whole"
+            )
         return said
 
 
@@ -253,7 +257,7 @@ class _Rewriter:
         try:
             if contents is None:
                 return None
-            size = content_size(contents, MAX_CONTENT_BYTES)
+            size = max(MIN_CHARGE, content_size(contents, MAX_CONTENT_BYTES))
             if size > min(MAX_CONTENT_BYTES, self._budget):  # not parsed: it may hide something
                 self.too_large += 1
                 return None

@@ -37,6 +37,7 @@ from reportlab.pdfgen import canvas
 
 from app.pdf.samples import FONT_CANDIDATES, page_text, render_scan, wrapped
 from tests.corpus import Fixture
+from tests.corpus.right_to_left import hebrew_lines
 
 JAPANESE_FONT = "HeiseiMin-W3"  # one of reportlab's CID fonts: no font file needed
 UNICODE_FONT = "DejaVuSans"  # fonts-dejavu-core: Arabic presentation forms included
@@ -75,6 +76,7 @@ def build_all(directory: Path) -> list[Fixture]:
     return [
         short_japanese_title(directory),
         short_arabic_title(directory),
+        hebrew_lines(directory),
         spaced_out_japanese(directory),
         freetext_notes(directory),
         filled_form(directory, appearance_streams=True),

@@ -37,6 +37,7 @@ from tests.pdf_factories import cer
 TEXT_LAYER_FIXTURES = (
     "short-japanese",
     "short-arabic",
+    "hebrew-lines",
     "spaced-japanese",
     "freetext",
     "form",

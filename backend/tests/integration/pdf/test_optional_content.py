@@ -252,7 +252,7 @@ def test_a_content_too_large_to_parse_is_kept_and_said(tmp_path: Path) -> None:
 
     assert removed is not None
     assert (removed.contents, removed.kept_too_large) == (1, 1)
-    assert "too large" in removed.warning()
+    assert "1 page or form contents were not looked into" in removed.warning()
     assert pdfium_text(copy, 1).split() == ["Small", "page"]
 
 
@@ -273,3 +273,23 @@ def test_pages_that_share_their_content_are_rewritten_once(tmp_path: Path) -> No
     assert removed is not None
     assert removed.contents == 1
     assert pdfium_text(copy, 1999).split() == ["Shared", "alpha"]
+
+
+def test_a_file_is_looked_into_up_to_its_budget(tmp_path: Path) -> None:
+    """Each content is parsed up to 2 MiB, and one file's up to 64 MiB in all: a hostile file's
+    many large contents cannot hold a planning for minutes. Later ones are read whole."""
+    doc = LayeredPdf()
+    off = doc.group("Off", on=False)
+    filler = b"% " + b"x" * ((2 << 20) - 4096) + b"\n"
+    for number in range(20):
+        doc.page(line(700, f"Page {number}") + hidden("off", line(650, "Hidden")) + filler, properties={"off": off})
+    original = doc.save(tmp_path / "many.pdf")
+
+    copy = tmp_path / "visible.pdf"
+    removed = visible_copy(original, copy)
+
+    assert removed is not None
+    assert removed.contents == 16  # each content looked into costs its size twice: scanned, then parsed
+    assert removed.kept_too_large == 4
+    assert pdfium_text(copy, 15).split() == ["Page", "15"]
+    assert "Hidden" in pdfium_text(copy, 16)
