@@ -17,9 +17,11 @@ from app.core.errors import OCRError
 from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
 from app.engines._limits import PageMeter, current_limits, memory_error
+from app.engines._page_chars import Bounds
 from app.engines._page_content import PageContents
 from app.engines._rtl_order import may_have_rtl, reading_order
 from app.engines._scan_image import ScanPages, scan_image
+from app.engines._vertical_order import column_order, may_be_vertical
 from app.engines.base import PageResult, PageSource
 from app.engines.errors import PageLostError, PageRenderError, PageTooLargeError, is_page_failure
 from app.pdf._pdfium import shown_chars
@@ -144,14 +146,26 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
             # together ("Q4North 120"), and its whole text keeps them apart.
             turned = page.get_rotation() % 180
             raw = str(textpage.get_text_range() if turned else textpage.get_text_bounded())
-            if may_have_rtl(raw):  # Hebrew or Arabic stored in visual order is read in reading order
-                raw = reading_order(textpage, None if turned else page.get_bbox()) or raw
+            raw = _in_reading_order(raw, page, textpage, None if turned else page.get_bbox())
             text = raw.replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:
             textpage.close()
     except pdfium.PdfiumError as exc:
         raise PageRenderError(f"page {page_number}'s text cannot be read: {exc}", page=page_number) from None
+
+
+def _in_reading_order(
+    text: str, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, bounds: Bounds | None
+) -> str:
+    """text, or the page's text rebuilt from where its characters are when PDFium's order is not
+    the reading order: CJK set in columns (_vertical_order), Hebrew or Arabic stored out of
+    reading order (_rtl_order). Most pages have neither, found by a search of text."""
+    if may_be_vertical(text) and (columns := column_order(textpage, bounds, page.get_rotation())) is not None:
+        return columns
+    if may_have_rtl(text):
+        return reading_order(textpage, bounds, page.get_rotation()) or text
+    return text
 
 
 def undecodable_content(document: pdfium.PdfDocument, index: int, page_number: int) -> PageRenderError | None:

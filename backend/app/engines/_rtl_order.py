@@ -18,21 +18,22 @@ Every other line, and every page without right-to-left letters, keeps PDFium's t
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import re
 import unicodedata
-from dataclasses import dataclass
 
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
+
+from app.engines._page_chars import BREAKS, Bounds, PageChar, char_middle, page_lines, stored_text
 
 _RIGHT_TO_LEFT = frozenset({"R", "AL"})
 _LEFT_TO_RIGHT = frozenset({"L", "EN", "AN"})
-_MARKS = frozenset({"NSM"})
-_BREAKS = frozenset({"\r", "\n"})
 # The blocks of right-to-left scripts: Hebrew to Arabic Extended (Syriac, Thaana, NKo, Samaritan,
 # Mandaic), the Hebrew and Arabic presentation forms, and the right-to-left blocks past U+FFFF.
+MAX_ASKED = 256
+_RTL_PAIR = re.compile(
+    "(?=[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]{2})"
+)
 _RTL_BLOCKS = re.compile(
     "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]"
 )
@@ -43,60 +44,39 @@ def may_have_rtl(text: str) -> bool:
     return _RTL_BLOCKS.search(text) is not None
 
 
-@dataclass(slots=True)
-class _Char:
-    text: str  # the character, with the combining marks that follow it
-    x: float  # its box's middle, left to right
-    generated: bool  # a space or break PDFium made between words or lines
-    bidi: str
-
-
-def reading_order(
-    textpage: pdfium.PdfTextPage, bounds: tuple[float, float, float, float] | None
-) -> str | None:
+def reading_order(textpage: pdfium.PdfTextPage, bounds: Bounds | None, turn: int = 0) -> str | None:
     """The page's text with each line stored in visual order rebuilt in reading order, or None when
-    no line is (PDFium's text stands). bounds (left, bottom, right, top): only characters whose
-    box's middle is inside are read, as PDFium's bounded text reads them; None: all."""
-    lines = _lines(textpage, bounds)
+    no line is (PDFium's text stands). bounds: only the characters inside are read, as PDFium's
+    bounded text reads them; None: all. turn: the page's /Rotate (page_lines)."""
+    if not _some_run_rightwards(textpage, turn):
+        return None
+    lines = page_lines(textpage, bounds, turn)
     if not any(_stored_visually(line) for line in lines):
         return None
-    return "".join(
-        _reading(line) if _stored_visually(line) else "".join(c.text for c in line) for line in lines
-    )
+    return "".join(_reading(line) if _stored_visually(line) else stored_text(line) for line in lines)
 
 
-def _lines(
-    textpage: pdfium.PdfTextPage, bounds: tuple[float, float, float, float] | None
-) -> list[list[_Char]]:
-    raw = textpage.raw
-    left, bottom, right, top = (ctypes.c_double() for _ in range(4))
-    lines: list[list[_Char]] = [[]]
-    for index in range(pdfium_c.FPDFText_CountChars(raw)):
-        code = pdfium_c.FPDFText_GetUnicode(raw, index)
-        if code <= 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-            continue
-        char = chr(code)
-        generated = bool(pdfium_c.FPDFText_IsGenerated(raw, index))
-        x = 0.0
-        box = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
-        if not generated and pdfium_c.FPDFText_GetCharBox(raw, index, *box):
-            x = (left.value + right.value) / 2
-            if bounds is not None and not (
-                bounds[0] <= x <= bounds[2] and bounds[1] <= (bottom.value + top.value) / 2 <= bounds[3]
-            ):
-                continue
-        bidi = unicodedata.bidirectional(char)
-        line = lines[-1]
-        if bidi in _MARKS and line and not line[-1].generated:
-            line[-1].text += char
-            continue
-        line.append(_Char(char, x, generated, bidi))
-        if char in _BREAKS:
-            lines.append([])
-    return lines
+def _some_run_rightwards(textpage: pdfium.PdfTextPage, turn: int) -> bool:
+    """Whether two neighbouring right-to-left letters run rightwards, of up to MAX_ASKED pairs
+    spread over the page (the rest is read only then: page_lines costs 4 us a character)."""
+    text = str(textpage.get_text_range())
+    if len(text) != textpage.count_chars():  # a character past U+FFFF: indexes differ, read all
+        return True
+    starts = [
+        match.start()
+        for match in _RTL_PAIR.finditer(text)
+        if unicodedata.bidirectional(text[match.start()]) in _RIGHT_TO_LEFT
+    ]
+    step = max(1, len(starts) // MAX_ASKED)
+    return any(_rightwards(textpage, index, turn) for index in starts[::step])
 
 
-def _stored_visually(line: list[_Char]) -> bool:
+def _rightwards(textpage: pdfium.PdfTextPage, index: int, turn: int) -> bool:
+    first, second = char_middle(textpage, index, turn), char_middle(textpage, index + 1, turn)
+    return first is not None and second is not None and second[0] > first[0]
+
+
+def _stored_visually(line: list[PageChar]) -> bool:
     rightwards = leftwards = 0
     for before, after in itertools.pairwise(line):
         if before.bidi in _RIGHT_TO_LEFT and after.bidi in _RIGHT_TO_LEFT and not after.generated:
@@ -107,11 +87,11 @@ def _stored_visually(line: list[_Char]) -> bool:
     return rightwards > leftwards
 
 
-def _reading(line: list[_Char]) -> str:
-    ending = "".join(c.text for c in line if c.text in _BREAKS)
-    words: list[list[_Char]] = [[]]
+def _reading(line: list[PageChar]) -> str:
+    ending = "".join(c.text for c in line if c.text in BREAKS)
+    words: list[list[PageChar]] = [[]]
     for char in line:
-        if char.text in _BREAKS:
+        if char.text in BREAKS:
             continue
         if char.text.isspace():
             words.append([])
@@ -119,10 +99,10 @@ def _reading(line: list[_Char]) -> str:
             words[-1].append(char)
     drawn = [sorted(word, key=lambda c: c.x) for word in words if word]
     drawn.sort(key=lambda word: (word[0].x + word[-1].x) / 2)
-    visual: list[_Char] = []
+    visual: list[PageChar] = []
     for number, word in enumerate(drawn):
         if number:
-            visual.append(_Char(" ", 0.0, True, "WS"))
+            visual.append(PageChar(" ", 0.0, 0.0, True, "WS"))
         visual.extend(word)
     strong_rtl = sum(c.bidi in _RIGHT_TO_LEFT for c in visual)
     strong_ltr = sum(c.bidi == "L" for c in visual)
@@ -133,7 +113,7 @@ def _reading(line: list[_Char]) -> str:
     return "".join(c.text for c in ordered) + ending
 
 
-def _runs_turned(chars: list[_Char], kinds: frozenset[str]) -> list[_Char]:
+def _runs_turned(chars: list[PageChar], kinds: frozenset[str]) -> list[PageChar]:
     """chars with each run of kinds (and of what lies between two of them, spaces and punctuation,
     but no letter of the other direction) reversed."""
     out = list(chars)

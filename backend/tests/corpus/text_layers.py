@@ -77,6 +77,7 @@ def build_all(directory: Path) -> list[Fixture]:
         short_japanese_title(directory),
         short_arabic_title(directory),
         hebrew_lines(directory),
+        vertical_japanese(directory),
         spaced_out_japanese(directory),
         freetext_notes(directory),
         filled_form(directory, appearance_streams=True),
@@ -159,6 +160,24 @@ def short_arabic_title(directory: Path) -> Fixture:
     pdf.drawRightString(540, 620, _ARABIC_TITLE_DRAWN)
     pdf.save()
     return Fixture("short-arabic", path, (ARABIC_TITLE,), "a two-word title, drawn in visual order")
+
+
+VERTICAL_TITLE = "契約書の写し"
+VERTICAL_COLUMNS = ("本合同由甲乙双方签订。", "この契約書は東京で締結されました。", "付款期限为三十天。")
+
+
+def vertical_japanese(directory: Path) -> Fixture:
+    """A title set across the page over columns set down it (a vertical CMap), read right to left."""
+    path = directory / "vertical-japanese.pdf"
+    pdf = _canvas(path)
+    pdf.setFont(_japanese_font(), 18)
+    pdf.drawString(300, 740, VERTICAL_TITLE)
+    pdf.setFont(_japanese_font(vertical=True), 16)
+    for number, column in enumerate(VERTICAL_COLUMNS):
+        pdf.drawString(500 - 32 * number, 700, column)
+    pdf.save()
+    expected = "\n".join((VERTICAL_TITLE, *VERTICAL_COLUMNS))
+    return Fixture("vertical-japanese", path, (expected,), "columns set down the page, right to left")
 
 
 def spaced_out_japanese(directory: Path) -> Fixture:
@@ -310,10 +329,13 @@ def _canvas(path: Path) -> canvas.Canvas:
     return canvas.Canvas(str(path), pagesize=letter, pageCompression=1, invariant=1)
 
 
-def _japanese_font() -> str:
-    if JAPANESE_FONT not in pdfmetrics.getRegisteredFontNames():
-        pdfmetrics.registerFont(UnicodeCIDFont(JAPANESE_FONT))
-    return JAPANESE_FONT
+def _japanese_font(*, vertical: bool = False) -> str:
+    name = f"{JAPANESE_FONT}-V" if vertical else JAPANESE_FONT
+    if name not in pdfmetrics.getRegisteredFontNames():
+        font = UnicodeCIDFont(JAPANESE_FONT, isVertical=vertical)
+        font.fontName = font.name = name  # reportlab names both by their face
+        pdfmetrics.registerFont(font)
+    return name
 
 
 def _unicode_font() -> str:

@@ -3,6 +3,7 @@ short layers in other scripts, spaced-out CJK, FreeText notes and filled forms, 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -14,6 +15,7 @@ from reportlab.lib.pagesizes import letter
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen import canvas
 
+from app.engines._page_chars import page_lines
 from app.engines._pages import page_text
 from app.engines.auto import AutoEngine
 from app.engines.tesseract import TesseractEngine
@@ -28,6 +30,8 @@ from tests.corpus.text_layers import (
     FORM_RADIO,
     FORM_TEXT_FIELDS,
     FREETEXT_NOTES,
+    VERTICAL_COLUMNS,
+    _japanese_font,
     build_all,
     filled_form,
     freetext_notes,
@@ -38,6 +42,7 @@ TEXT_LAYER_FIXTURES = (
     "short-japanese",
     "short-arabic",
     "hebrew-lines",
+    "vertical-japanese",
     "spaced-japanese",
     "freetext",
     "form",
@@ -210,3 +215,29 @@ def _empty_stream() -> StreamObject:
     stream = StreamObject()
     stream.set_data(b"")
     return stream
+
+
+@pytest.mark.parametrize("turn", [90, 270])
+def test_a_turned_page_is_ordered_as_it_is_shown(tmp_path: Path, turn: int) -> None:
+    """A page whose /Rotate turns its sideways-drawn lines upright: the passes that order text by
+    position (right to left, columns) see each line running rightwards, as a reader does."""
+    path = tmp_path / f"turned-{turn}.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=letter)
+    pdf.setPageRotation(turn)
+    pdf.setFont(_japanese_font(), 16)
+    pdf.translate(*((100, 700) if turn == 270 else (500, 100)))
+    pdf.rotate(-90 if turn == 270 else 90)  # drawn down (or up) the page: across it once turned
+    for number, line in enumerate(VERTICAL_COLUMNS):
+        pdf.drawString(0, -24 * number, line)
+    pdf.save()
+    document = pdfium.PdfDocument(path)
+    try:
+        textpage = document[0].get_textpage()
+        read = page_lines(textpage, None, turn)
+        lines = [drawn for line in read if (drawn := [c for c in line if not c.generated and c.text.strip()])]
+        assert [len(line) for line in lines] == [len(text) for text in VERTICAL_COLUMNS]
+        for line in lines:
+            assert all(after.x > before.x for before, after in itertools.pairwise(line))
+        assert page_text(document[0], 1).split() == list(VERTICAL_COLUMNS)
+    finally:
+        document.close()

@@ -282,7 +282,9 @@ def test_a_file_is_looked_into_up_to_its_budget(tmp_path: Path) -> None:
     off = doc.group("Off", on=False)
     filler = b"% " + b"x" * ((2 << 20) - 4096) + b"\n"
     for number in range(20):
-        doc.page(line(700, f"Page {number}") + hidden("off", line(650, "Hidden")) + filler, properties={"off": off})
+        doc.page(
+            line(700, f"Page {number}") + hidden("off", line(650, "Hidden")) + filler, properties={"off": off}
+        )
     original = doc.save(tmp_path / "many.pdf")
 
     copy = tmp_path / "visible.pdf"

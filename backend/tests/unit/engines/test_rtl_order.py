@@ -3,19 +3,23 @@
 Each line here is given as it is drawn, left to right, one character a point wide; what comes
 back is the order a reader reads it in, as the Unicode bidirectional algorithm displays it."""
 
+# ruff: noqa: RUF001 - Hebrew letters that look like Latin ones are the point of these lines
+
 from __future__ import annotations
 
 import unicodedata
 
 import pytest
 
-from app.engines._rtl_order import _Char, _reading, _stored_visually, may_have_rtl
+from app.engines._page_chars import PageChar
+from app.engines._rtl_order import _reading, _stored_visually, may_have_rtl
 
 
-def drawn(visual: str) -> list[_Char]:
+def drawn(visual: str) -> list[PageChar]:
     """Characters at increasing x, as a producer that stores visual order stores them."""
     return [
-        _Char(char, float(x), char == " ", unicodedata.bidirectional(char)) for x, char in enumerate(visual)
+        PageChar(char, float(x), 0.0, char == " ", unicodedata.bidirectional(char))
+        for x, char in enumerate(visual)
     ]
 
 
@@ -37,7 +41,8 @@ def test_a_line_drawn_left_to_right_is_read_as_displayed(visual: str, reading: s
 def test_a_line_stored_in_reading_order_is_left_as_it_is() -> None:
     """Each letter left of the one before: reading order already (PDFium's text stands)."""
     line = [
-        _Char(char, float(-x), char == " ", unicodedata.bidirectional(char)) for x, char in enumerate("שלום עולם")
+        PageChar(char, float(-x), 0.0, char == " ", unicodedata.bidirectional(char))
+        for x, char in enumerate("שלום עולם")
     ]
     assert not _stored_visually(line)
 
@@ -45,7 +50,7 @@ def test_a_line_stored_in_reading_order_is_left_as_it_is() -> None:
 def test_a_combining_mark_stays_with_its_letter() -> None:
     """Points (niqqud) have their letter's box; they follow it in reading order."""
     line = drawn("םולש")
-    line[3] = _Char("ש\u05c1", 3.0, False, "R")  # shin with its shin dot, as _lines joins them
+    line[3] = PageChar("ש\u05c1", 3.0, 0.0, False, "R")  # shin with its shin dot, as page_lines joins them
     assert _reading(line) == "ש\u05c1לום"
 
 

@@ -1,0 +1,123 @@
+"""A page's characters as PDFium's text page holds them, each with where it is, line by line: for
+the passes that rebuild a line's order from where its characters are (_rtl_order, and
+_vertical_order for columns of vertical writing)."""
+
+from __future__ import annotations
+
+import ctypes
+import unicodedata
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+BREAKS = frozenset({"\r", "\n"})
+Bounds = tuple[float, float, float, float]  # left, bottom, right, top
+_MARKS = frozenset({"NSM"})
+
+
+@dataclass(slots=True)
+class PageChar:
+    text: str  # the character, with the combining marks that follow it
+    x: float  # its box's middle: left to right
+    y: float  # and bottom to top
+    generated: bool  # a space or break PDFium made between words or lines (no box of its own)
+    bidi: str  # its Unicode bidirectional class
+
+
+Pair = tuple["PageChar", "PageChar"]
+
+
+def page_lines(textpage: pdfium.PdfTextPage, bounds: Bounds | None, turn: int = 0) -> list[list[PageChar]]:
+    """The text page's characters in its order, a list a line (a line ends with its break). With
+    bounds, a character whose box's middle is outside is left out, as PDFium's bounded text
+    leaves it out. turn: the page's /Rotate (clockwise degrees); x and y are where a character is
+    on the page as it is shown (a page turned 90 degrees shows what runs down its box as a line
+    running right)."""
+    raw = textpage.raw
+    left, bottom, right, top = (ctypes.c_double() for _ in range(4))
+    box = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+    lines: list[list[PageChar]] = [[]]
+    for index in range(pdfium_c.FPDFText_CountChars(raw)):
+        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+        if code <= 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        generated = bool(pdfium_c.FPDFText_IsGenerated(raw, index))
+        x = y = 0.0
+        if not generated and pdfium_c.FPDFText_GetCharBox(raw, index, *box):
+            x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
+            if bounds is not None and not (bounds[0] <= x <= bounds[2] and bounds[1] <= y <= bounds[3]):
+                continue
+            x, y = _shown(x, y, turn)
+        bidi = unicodedata.bidirectional(char)
+        line = lines[-1]
+        if bidi in _MARKS and line and not line[-1].generated:
+            line[-1].text += char
+            continue
+        line.append(PageChar(char, x, y, generated, bidi))
+        if char in BREAKS:
+            lines.append([])
+    return lines
+
+
+def sampled_pairs(
+    textpage: pdfium.PdfTextPage, turn: int = 0, windows: int = 8, width: int = 12
+) -> list[Pair]:
+    """Neighbouring characters (neither made by PDFium nor a break) from `windows` runs of `width`
+    characters spread over the page: enough to tell how its lines run, at a fraction of reading
+    every character (page_lines costs about 4 us a character)."""
+    raw = textpage.raw
+    count = pdfium_c.FPDFText_CountChars(raw)
+    starts = sorted({count * number // windows for number in range(windows)})
+    left, bottom, right, top = (ctypes.c_double() for _ in range(4))
+    box = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+    pairs: list[Pair] = []
+    for start in starts:
+        previous: PageChar | None = None
+        for index in range(start, min(start + width, count)):
+            code = pdfium_c.FPDFText_GetUnicode(raw, index)
+            if (
+                not 0x20 < code <= 0x10FFFF
+                or 0xD800 <= code <= 0xDFFF
+                or pdfium_c.FPDFText_IsGenerated(raw, index)
+            ):
+                previous = None
+                continue
+            if not pdfium_c.FPDFText_GetCharBox(raw, index, *box):
+                previous = None
+                continue
+            x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
+            char = chr(code)
+            current = PageChar(char, x, y, False, unicodedata.bidirectional(char))
+            if previous is not None:
+                pairs.append((previous, current))
+            previous = current
+    return pairs
+
+
+def char_middle(textpage: pdfium.PdfTextPage, index: int, turn: int = 0) -> tuple[float, float] | None:
+    """Where the character at index is on the page as shown, or None when it has no box."""
+    left, bottom, right, top = (ctypes.c_double() for _ in range(4))
+    box = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+    if not pdfium_c.FPDFText_GetCharBox(textpage.raw, index, *box):
+        return None
+    return _shown((left.value + right.value) / 2, (bottom.value + top.value) / 2, turn)
+
+
+def stored_text(line: list[PageChar]) -> str:
+    """The line as PDFium stores it."""
+    return "".join(char.text for char in line)
+
+
+def _shown(x: float, y: float, turn: int) -> tuple[float, float]:
+    """(x, y) of the page's box as it is shown turned clockwise by turn degrees (up to where the
+    origin is: only the order of positions matters here)."""
+    turn %= 360
+    if turn == 90:
+        return y, -x
+    if turn == 180:
+        return -x, -y
+    if turn == 270:
+        return -y, x
+    return x, y
