@@ -7,8 +7,11 @@ included. Like ocrmypdf's --redo-ocr, a page that gets our layer loses the old o
 shows in render mode 3 (neither filled nor stroked nor clipped: drawn by nothing; the mode does
 not apply to a Type 3 font, whose glyphs are drawn whatever it is), and the Form
 XObjects it draws that hold such text and nothing else (the way ocrmypdf and this service lay a
-layer over a page). Everything the page draws stays as it was, to the pixel; text it shows in
-any other mode (a stamp, a header, a born-digital page OCR'd on request) is kept.
+layer over a page). So does the text it draws, in any mode, before an opaque image over the
+whole page (app.pdf._cover: "image on text", a layer hidden by the scan drawn over it; an inline
+image is not looked for). Everything the page draws stays as it was, to the pixel; text it
+shows in any other mode and not under its scan (a stamp, a header, a born-digital page OCR'd on
+request) is kept.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from pikepdf import Name
 
 from app.core.logging import get_logger
 from app.pdf._content_size import content_exceeds
+from app.pdf._cover import cover_index
+from app.pdf.page_space import page_geometry
 
 log = get_logger(__name__)
 
@@ -47,7 +52,7 @@ def without_invisible_text(page: pikepdf.Object, resources: pikepdf.Dictionary |
         if content_exceeds(page.get(Name.Contents), MAX_CONTENT_BYTES):
             log.info("prior_text_kept", reason="content too large")
             return None
-        if not _has_any(pikepdf.parse_content_stream(page, _SCAN), forms):
+        if not _has_any(pikepdf.parse_content_stream(page, _SCAN), resources):
             return None
         instructions = pikepdf.parse_content_stream(page)
     except pikepdf.PdfError:
@@ -55,15 +60,18 @@ def without_invisible_text(page: pikepdf.Object, resources: pikepdf.Dictionary |
     kept: list[Instruction] = []
     removed = False
     state = _TextState(_type3_fonts(resources))
-    for instruction in instructions:
+    box = page_geometry(page).crop_box if isinstance(page, pikepdf.Dictionary) else None
+    covered_until = cover_index(instructions, resources, box) if box is not None else -1
+    for index, instruction in enumerate(instructions):
         operator = str(instruction.operator)
+        covered = index < covered_until  # drawn before a scan that hides all of the page
         state.follow(operator, instruction.operands)
-        if operator in _SHOW and state.invisible:
+        if operator in _SHOW and (state.invisible or covered):
             removed = True
             kept.extend(moves_of(operator, instruction.operands))  # ' and " go to the next line first
             continue
         form = forms.get(_name(instruction.operands) or "") if operator == "Do" else None
-        if form is not None and _only_invisible_text(form, state, resources):
+        if form is not None and _only_hidden_text(form, state, resources, covered=covered):
             removed = True
             continue
         kept.append(instruction)
@@ -101,20 +109,27 @@ class _TextState:
             self.in_type3 = str(operands[0]) in self.type3
 
 
-def _has_any(instructions: Sequence[Instruction], forms: dict[str, pikepdf.Stream]) -> bool:
-    """Whether content of these instructions (q, Q, Tr and Do only) may show invisible text."""
+def _has_any(instructions: Sequence[Instruction], resources: pikepdf.Dictionary | None) -> bool:
+    """Whether content of these instructions (q, Q, Tr and Do only) may show invisible text: it
+    sets render mode 3, or draws an XObject (a form that may hold such text, or a scan that may
+    hide text drawn before it)."""
+    xobjects = resources.get(Name.XObject) if resources is not None else None
     for instruction in instructions:
         operator = str(instruction.operator)
         if operator == "Tr" and instruction.operands and _number(instruction.operands[0]) == INVISIBLE:
             return True
-        if operator == "Do" and (_name(instruction.operands) or "") in forms:
+        name = _name(instruction.operands) if operator == "Do" else None
+        if name is not None and isinstance(xobjects, pikepdf.Dictionary) and name in xobjects:
             return True
     return False
 
 
-def _only_invisible_text(form: pikepdf.Stream, drawn_in: _TextState, page: pikepdf.Dictionary | None) -> bool:
-    """Whether form shows text, all of it invisible (drawn_in: the text state where it is drawn),
-    and marks the page in no other way. Its fonts are its own resources' (else the page's)."""
+def _only_hidden_text(
+    form: pikepdf.Stream, drawn_in: _TextState, page: pikepdf.Dictionary | None, *, covered: bool
+) -> bool:
+    """Whether form shows text, all of it invisible (drawn_in: the text state where it is drawn)
+    or, covered, in any mode, and marks the page in no other way. Its fonts are its own
+    resources' (else the page's)."""
     try:
         if content_exceeds(form, MAX_CONTENT_BYTES):
             return False
@@ -132,7 +147,7 @@ def _only_invisible_text(form: pikepdf.Stream, drawn_in: _TextState, page: pikep
             return False
         state.follow(operator, instruction.operands)
         if operator in _SHOW:
-            if not state.invisible:
+            if not (state.invisible or covered):
                 return False
             shown = True
     return shown

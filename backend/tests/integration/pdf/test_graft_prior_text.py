@@ -12,9 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pikepdf
+import pypdfium2 as pdfium
 import pytest
 from pikepdf import Name
 
+from app.pdf._pdfium import covered_text_objects
 from app.pdf.graft import graft_text_layers
 from tests.integration.pdf.test_graft import join, layers_for, qpdf_check, rendered
 from tests.layer_pages import Scan, Setup, scanned_page
@@ -167,3 +169,95 @@ def test_type3_text_shown_in_mode_3_is_drawn_and_stays(tmp_path: Path) -> None:
         ]
     assert shown == [b"AAA"]
     assert rendered(output, 0) == rendered(original, 0)  # the squares where they were
+
+
+# An earlier OCR's layer drawn in an ordinary render mode and hidden by the scan drawn over it
+# ("image on text"), in the page's content and in a form drawn before the scan.
+UNDER = b"BT /OldF 12 Tf 14 TL 72 700 Td (Xq~v) Tj 0 -14 Td [(garble) -200 (wordz)] TJ (qqline) ' ET\n"
+UNDER_FORM = b"BT /OldF 9 Tf 72 500 Td (formtext) Tj ET"
+
+
+def under_scan(
+    scan: Scan, before: bytes, *, form: bool = False, image: dict[str, object] | None = None
+) -> bytes:
+    """scan's page with `before` (and with form, a form showing UNDER_FORM) drawn before its image;
+    image: entries set on the image XObject."""
+    with pikepdf.open(io.BytesIO(scan.pdf)) as pdf:
+        page = pdf.pages[0]
+        font = _font(pdf)
+        resources = page.obj.Resources
+        resources.Font = pikepdf.Dictionary(OldF=font)
+        for value in resources.XObject.values():
+            for key, entry in (image or {}).items():
+                value[key] = _mask(pdf, entry) if entry in ("soft", "stencil") else entry
+        if form:
+            stream = pdf.make_stream(UNDER_FORM)
+            stream.Type, stream.Subtype = Name.XObject, Name.Form
+            stream.BBox = page.obj.MediaBox
+            stream.Resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(OldF=font))
+            resources.XObject[Name.OldOCR] = stream
+            before += b"q /OldOCR Do Q\n"
+        page.contents_add(pdf.make_stream(before), prepend=True)
+        out = io.BytesIO()
+        pdf.save(out)
+        return out.getvalue()
+
+
+def covered_by_pdfium(path: Path, index: int) -> bool:
+    document = pdfium.PdfDocument(path)
+    try:
+        return bool(covered_text_objects(document[index]))
+    finally:
+        document.close()
+
+
+def test_text_under_the_scan_goes_like_an_invisible_layer(tmp_path: Path) -> None:
+    pages = [under_scan(SCAN, UNDER), under_scan(SCAN, b"", form=True)]
+    original, output, replaced = grafted(tmp_path, pages)
+    assert replaced == 2
+    assert "garble" in text_of(original, 1)  # pdftotext reads the hidden layer
+    for page in (1, 2):
+        words = text_of(output, page)
+        assert not set(GARBAGE) & set(words), page
+        assert sorted(words) == sorted(WORDS)  # ours, once: the old text did not stand for them
+        assert rendered(output, page - 1) == rendered(original, page - 1)
+        assert covered_by_pdfium(original, page - 1)  # what the engines count as not shown
+
+
+@pytest.mark.parametrize(
+    ("case", "before", "image", "pdfium_tells"),
+    [
+        ("a clip to half the page", b"0 0 306 792 re W n\n", None, True),
+        ("a constant alpha", b"/Half gs\n", None, True),
+        ("a stencil mask", b"", {"/ImageMask": True}, True),
+        ("a soft mask", b"", {"/SMask": "soft"}, False),
+        ("a mask", b"", {"/Mask": "stencil"}, False),
+    ],
+)
+def test_text_a_scan_may_not_hide_stays(
+    tmp_path: Path, case: str, before: bytes, image: dict[str, object] | None, pdfium_tells: bool
+) -> None:
+    """Conservative: a scan clipped short of the page, drawn translucent or through a mask may
+    let the text under it show: it stays. PDFium's page objects do not say whether an image has
+    a soft mask or a /Mask: the engines count text under such a scan as hidden (it can only
+    keep an OCR word the page also shows)."""
+    page = under_scan(SCAN, before + UNDER, image=image)
+    with pikepdf.open(io.BytesIO(page)) as pdf:
+        pdf.pages[0].obj.Resources.ExtGState = pikepdf.Dictionary(Half=pikepdf.Dictionary(ca=0.5, CA=0.5))
+        out = io.BytesIO()
+        pdf.save(out)
+    original, output, replaced = grafted(tmp_path, [out.getvalue()])
+    assert replaced == 0, case
+    assert "garble" in text_of(output, 1)
+    assert covered_by_pdfium(original, 0) is not pdfium_tells, case
+
+
+def _mask(pdf: pikepdf.Pdf, kind: object) -> pikepdf.Stream:
+    """A one-pixel mask that lets everything through: a soft mask, or a stencil (/Mask)."""
+    mask = pdf.make_stream(b"\xff" if kind == "soft" else b"\x00", Type=Name.XObject, Subtype=Name.Image)
+    mask.Width = mask.Height = 1
+    if kind == "soft":
+        mask.ColorSpace, mask.BitsPerComponent = Name.DeviceGray, 8
+    else:
+        mask.ImageMask, mask.BitsPerComponent = True, 1
+    return mask
