@@ -8,9 +8,9 @@ page shows where the word lies (their centres inside its box, widened by MARGIN)
 all but what OCR may have misread (MISREAD): the page says it already. So is a word over shown
 characters none of which is a letter or a digit: OCR's reading of dot leaders or a rule
 ("0.0.0", "eee"), or a mark over a mark. A word over characters that spell something else (a
-font whose text extracts as garbage, a layer drawn under the scan image) stays, since only the
-word says it right. Characters in render mode 3 are not counted: they are an earlier OCR's
-layer, which the graft removes (prior_text).
+font whose text extracts as garbage) stays, since only the word says it right. Characters in
+render mode 3, and those drawn before an opaque image over the whole page, are not counted:
+they are an earlier OCR's layer, which the graft removes (prior_text).
 """
 
 from __future__ import annotations
