@@ -77,6 +77,9 @@ class _Opened:
     page_count: int
     owner_locked: bool  # encrypted, but with an empty user password
     missing: tuple[int, ...] = ()  # 0-based indexes of pages PDFium counts but cannot find
+    dynamic_form: bool = False  # an XFA form drawn by the viewer (its pages are a placeholder)
+    attachments: int = 0  # files attached to the document
+    attachment_names: tuple[str, ...] = ()  # the first few's
 
 
 def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
@@ -105,6 +108,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
             warnings.append(
                 "the PDF is encrypted with an owner password only; its pages are read without one"
             )
+        warnings += _unread_content_warnings(opened)
     report = _repair(path) if opened is None or truncated else None
     if report is not None:
         page_count = report.page_count
@@ -167,6 +171,8 @@ def _open_with_pdfium(path: Path, max_pages: int | None = None) -> _Opened | Non
                 count = len(document)
                 owner_locked = pdfium_c.FPDF_GetSecurityHandlerRevision(document.raw) != -1
                 missing = tuple(missing_pages(document)) if max_pages is None or count <= max_pages else ()
+                dynamic_form = pdfium_c.FPDF_GetFormType(document.raw) == pdfium_c.FORMTYPE_XFA_FULL
+                attachments, attachment_names = _attachment_names(document)
             finally:
                 document.close()
     if document is None:
@@ -182,7 +188,45 @@ def _open_with_pdfium(path: Path, max_pages: int | None = None) -> _Opened | Non
         raise NoPagesError("the PDF has no pages")
     if len(missing) == count:
         raise DamagedPdfError(f"the PDF's page tree is broken: none of its {count} pages can be found")
-    return _Opened(count, owner_locked, missing)
+    return _Opened(count, owner_locked, missing, dynamic_form, attachments, attachment_names)
+
+
+_NAMED_ATTACHMENTS = 5  # attachments a warning names; it counts the rest
+_NAME_CHARS = 80
+
+
+def _attachment_names(document: pdfium.PdfDocument) -> tuple[int, tuple[str, ...]]:
+    """How many files are attached to the document (its EmbeddedFiles, as PDFium lists them), and
+    the names of the first _NAMED_ATTACHMENTS: printable, at most _NAME_CHARS characters each."""
+    count = max(0, pdfium_c.FPDFDoc_GetAttachmentCount(document.raw))
+    names = []
+    for index in range(min(count, _NAMED_ATTACHMENTS)):
+        try:
+            name = document.get_attachment(index).get_name()
+        except pdfium.PdfiumError:
+            name = ""
+        name = "".join(char for char in name if char.isprintable())[:_NAME_CHARS]
+        names.append(name or f"file {index + 1}")
+    return count, tuple(names)
+
+
+def _unread_content_warnings(opened: _Opened) -> list[str]:
+    """What the document holds besides its pages, which is not read: a dynamic XFA form (its
+    pages are what a viewer without XFA shows, often "Please wait..."), and attached files (a
+    PDF portfolio's documents are attachments behind a cover page)."""
+    said = []
+    if opened.dynamic_form:
+        said.append(
+            "the PDF is a dynamic XFA form: its pages hold only what a viewer shows before it "
+            "draws the form, and the form itself is not read"
+        )
+    if opened.attachments:
+        listed = ", ".join(opened.attachment_names)
+        rest = opened.attachments - len(opened.attachment_names)
+        more = f" and {rest} more" if rest > 0 else ""
+        count = f"{opened.attachments} attached file{'s' if opened.attachments > 1 else ''}"
+        said.append(f"the PDF carries {count} ({listed}{more}): only its own pages are read, not them")
+    return said
 
 
 def _repair(path: Path) -> RepairReport | None:

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pikepdf
 import pypdfium2 as pdfium
 import pytest
 
@@ -186,3 +187,45 @@ def test_a_header_after_the_first_kilobyte_is_refused_saying_where_it_was_looked
     path.write_bytes(b"x" * 5000 + (tmp_path / "scan.pdf").read_bytes())
     with pytest.raises(NotAPdfError, match=r"^not a PDF \(no %PDF- header in its first 1024 bytes\)$"):
         inspect_pdf(path)
+
+
+def test_attached_files_are_named_in_one_line(tmp_path: Path) -> None:
+    """A portfolio's documents, or an email's attachments, are files behind the pages: not read,
+    and said so. Names come from the file: printable only, cut short, the first five."""
+    path = tmp_path / "attached.pdf"
+    make_born_digital_pdf(path, 1)
+    hostile = "evil\nname\x1b[31m" + "x" * 500
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        for name in ["contract.docx", hostile, "c.xlsx", "d.eml", "e.pdf", "f.pdf", "g.pdf"]:
+            pdf.attachments[name] = pikepdf.AttachedFileSpec(pdf, b"data", filename=name)
+        pdf.save(path)
+
+    (warning,) = [w for w in inspect_pdf(path).warnings if "attached" in w]
+
+    assert warning.startswith("the PDF carries 7 attached files (")
+    assert "contract.docx" in warning
+    assert "and 2 more): only its own pages are read, not them" in warning
+    assert warning.isprintable()  # one line: no newline or escape from the file
+    assert len(warning) < 400
+
+
+@pytest.mark.parametrize("needs_rendering", [True, False])
+def test_a_dynamic_xfa_form_is_said_to_be_unread(tmp_path: Path, needs_rendering: bool) -> None:
+    """Dynamic XFA: the pages are a placeholder a viewer without XFA shows ("Please wait...").
+    A static XFA form (NeedsRendering unset) has its AcroForm pages: they are the document."""
+    path = tmp_path / "xfa.pdf"
+    make_born_digital_pdf(path, 1)
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        pdf.Root.AcroForm = pikepdf.Dictionary(Fields=pikepdf.Array(), XFA=pdf.make_stream(b"<xdp:xdp/>"))
+        if needs_rendering:
+            pdf.Root.NeedsRendering = True
+        pdf.save(path)
+
+    said = [w for w in inspect_pdf(path).warnings if "XFA" in w]
+
+    assert len(said) == int(needs_rendering)
+
+
+def test_a_plain_file_has_no_such_warning(tmp_path: Path) -> None:
+    make_born_digital_pdf(tmp_path / "plain.pdf", 2)
+    assert inspect_pdf(tmp_path / "plain.pdf").warnings == ()
