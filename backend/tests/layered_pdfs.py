@@ -39,10 +39,14 @@ class LayeredPdf:
         self._on = self.pdf.Root.OCProperties.D.ON
         self._off = self.pdf.Root.OCProperties.D.OFF
 
-    def group(self, name: str, *, on: bool | None) -> pikepdf.Dictionary:
-        """A group in /OCGs, listed ON (on=True), OFF (on=False) or in neither list (None)."""
-        group = self.pdf.make_indirect(Dictionary(Type=Name.OCG, Name=String(name)))
-        self._groups.append(group)
+    def group(
+        self, name: str, *, on: bool | None, listed: bool = True, **entries: object
+    ) -> pikepdf.Dictionary:
+        """A group in /OCGs (unless not listed), listed ON (on=True), OFF (on=False) or in neither
+        list (None); entries: more of its own (/Intent, /Usage)."""
+        group = self.pdf.make_indirect(Dictionary(Type=Name.OCG, Name=String(name), **entries))
+        if listed:
+            self._groups.append(group)
         if on is True:
             self._on.append(group)
         elif on is False:

@@ -59,88 +59,103 @@ Instruction = pikepdf.ContentStreamInstruction | pikepdf.ContentStreamInlineImag
 
 @dataclass(frozen=True, slots=True)
 class HiddenLayers:
-    """Which optional content groups the document's default configuration hides: with /BaseState
-    /ON (the default) those in its /OFF list, with /BaseState /OFF all but those in its /ON list
-    (as PDFium's renderer reads it)."""
+    """Which optional content is hidden, as PDFium's renderer reads it for viewing: a group (OCG)
+    listed in /OCProperties /OCGs is hidden by its /Usage /View /ViewState when it has one, else by
+    the default configuration (/BaseState, then /ON, then /OFF, which wins); a group whose /Intent
+    leaves out View, or one not listed, is shown. A membership dictionary (OCMD) is hidden as its
+    visibility expression /VE or its policy /P over its groups says."""
 
-    base_off: bool
-    listed: frozenset[tuple[int, int]]  # object and generation numbers: /OFF, or with base_off /ON
-    names: tuple[str, ...]  # the hidden groups' /Name, for the warning
+    hidden: frozenset[tuple[int, int]]  # the hidden groups' object and generation numbers
+    names: tuple[str, ...]  # their /Name, for the warning
 
-    def hides(self, item: object, depth: int = 0) -> bool:
+    def hides(self, item: object) -> bool:
         """Whether item (an OCG or an OCMD, as /OC or a marked-content property names it) is off."""
-        if not isinstance(item, pikepdf.Dictionary) or depth > _MAX_EXPRESSION_DEPTH:
+        if not isinstance(item, pikepdf.Dictionary):
             return False
-        if item.get(Name.Type) == Name.OCMD:
-            return self._membership_hides(item, depth)
-        if not item.is_indirect:  # a group is an indirect object: this names none
-            return False
-        return (item.objgen in self.listed) != self.base_off
+        if item.get(Name.Type, Name.OCG) != Name.OCG:
+            return not self._membership_shows(item)
+        return self._group_hidden(item)
 
-    def _membership_hides(self, membership: pikepdf.Dictionary, depth: int) -> bool:
+    def _group_hidden(self, group: pikepdf.Dictionary) -> bool:
+        return group.is_indirect and group.objgen in self.hidden
+
+    def _membership_shows(self, membership: pikepdf.Dictionary) -> bool:
         expression = membership.get(Name.VE)
-        if isinstance(expression, pikepdf.Array) and len(expression) > 0:
-            return not self._expression_shows(expression, depth + 1)
+        if isinstance(expression, pikepdf.Array):
+            return self._expression_shows(expression, 0)
         members = membership.get(Name.OCGs)
-        groups = (
-            [item for item in members if isinstance(item, pikepdf.Dictionary)]
-            if isinstance(members, pikepdf.Array)
-            else [members]
-            if isinstance(members, pikepdf.Dictionary)
-            else []
-        )
-        if not groups:  # no group: always visible (8.11.2.2)
-            return False
-        shown = [not self.hides(group, depth + 1) for group in groups]
+        if isinstance(members, pikepdf.Dictionary):
+            return not self._group_hidden(members)
+        if not isinstance(members, pikepdf.Array):
+            return True
+        shown = [not self._group_hidden(item) for item in members if isinstance(item, pikepdf.Dictionary)]
+        if not shown:  # no group: always visible (8.11.2.2)
+            return True
         policy = membership.get(Name.P, Name.AnyOn)
-        if policy == Name.AllOn:
-            return not all(shown)
+        if policy == Name.AnyOn:
+            return any(shown)
         if policy == Name.AnyOff:
+            return not all(shown)
+        if policy == Name.AllOn:
             return all(shown)
         if policy == Name.AllOff:
-            return any(shown)
-        return not any(shown)  # AnyOn, the default
+            return not any(shown)
+        return False  # a policy PDFium does not know hides
 
-    def _expression_shows(self, expression: object, depth: int) -> bool:
-        if depth > _MAX_EXPRESSION_DEPTH:
-            return True
-        if isinstance(expression, pikepdf.Dictionary):
-            return not self.hides(expression, depth)
-        if not isinstance(expression, pikepdf.Array) or len(expression) < 2:
-            return True
-        operator, operands = expression[0], [expression[i] for i in range(1, len(expression))]
-        values = [self._expression_shows(operand, depth + 1) for operand in operands]
+    def _expression_shows(self, expression: pikepdf.Array, depth: int) -> bool:
+        """A visibility expression: [/Not x], [/And x ...], [/Or x ...], each x a group or an
+        expression; deeper than _MAX_EXPRESSION_DEPTH, or malformed, it hides (as PDFium's)."""
+        if depth > _MAX_EXPRESSION_DEPTH or len(expression) < 2:
+            return False
+        operator = expression[0]
+        values = []
+        for operand in (expression[i] for i in range(1, len(expression))):
+            if isinstance(operand, pikepdf.Dictionary):
+                values.append(not self._group_hidden(operand))
+            elif isinstance(operand, pikepdf.Array):
+                values.append(self._expression_shows(operand, depth + 1))
+            elif operator == Name.Not:
+                return False
         if operator == Name.Not:
             return not values[0]
         if operator == Name.And:
-            return all(values)
+            return bool(values) and all(values)
         if operator == Name.Or:
             return any(values)
-        return True
+        return False
 
 
 def hidden_layers(pdf: pikepdf.Pdf) -> HiddenLayers | None:
-    """The groups the document's default configuration hides, or None when it hides none."""
+    """The optional content the document hides from a viewer, or None when it hides none."""
     properties = pdf.Root.get(Name.OCProperties)
     if not isinstance(properties, pikepdf.Dictionary):
         return None
     config = properties.get(Name.D)
-    if not isinstance(config, pikepdf.Dictionary):
+    config = config if isinstance(config, pikepdf.Dictionary) else pikepdf.Dictionary()
+    base_on = config.get(Name.BaseState, Name.ON) != Name.OFF
+    on = {group.objgen for group in _groups(config.get(Name.ON))}
+    off = {group.objgen for group in _groups(config.get(Name.OFF))}
+    hidden = [
+        group
+        for group in _groups(properties.get(Name.OCGs))
+        if not _group_shown(group, base_on or group.objgen in on, group.objgen in off)
+    ]
+    if not hidden:
         return None
-    all_groups = {group.objgen: group for group in _groups(properties.get(Name.OCGs))}
-    if config.get(Name.BaseState) == Name.OFF:
-        on = {group.objgen for group in _groups(config.get(Name.ON))}
-        hidden = [group for objgen, group in all_groups.items() if objgen not in on]
-        layers = HiddenLayers(True, frozenset(on), _names(hidden))
-        return layers if hidden or not all_groups else None
-    off = _groups(config.get(Name.OFF))
-    if not off:
-        return None
-    return HiddenLayers(False, frozenset(group.objgen for group in off), _names(off))
+    names = tuple(sorted({str(group.get(Name.Name, "")) for group in hidden} - {""}))
+    return HiddenLayers(frozenset(group.objgen for group in hidden), names)
 
 
-def _names(groups: list[pikepdf.Dictionary]) -> tuple[str, ...]:
-    return tuple(sorted({str(group.get(Name.Name, "")) for group in groups} - {""}))
+def _group_shown(group: pikepdf.Dictionary, on: bool, off: bool) -> bool:
+    intent = group.get(Name.Intent, Name.View)
+    intents = list(intent) if isinstance(intent, pikepdf.Array) else [intent]
+    if Name.View not in intents and Name.All not in intents:  # a design layer: not the viewer's
+        return True
+    usage = group.get(Name.Usage)
+    view = usage.get(Name.View) if isinstance(usage, pikepdf.Dictionary) else None
+    if isinstance(view, pikepdf.Dictionary) and Name.ViewState in view:
+        return view.get(Name.ViewState) != Name.OFF
+    return on and not off
 
 
 def _groups(value: object) -> list[pikepdf.Dictionary]:

@@ -295,3 +295,34 @@ def test_a_file_is_looked_into_up_to_its_budget(tmp_path: Path) -> None:
     assert removed.kept_too_large == 4
     assert pdfium_text(copy, 15).split() == ["Page", "15"]
     assert "Hidden" in pdfium_text(copy, 16)
+
+
+@pytest.mark.parametrize(
+    ("case", "entries", "listed"),
+    [
+        (
+            "its usage says the viewer shows it",
+            {"Usage": pikepdf.Dictionary(View=pikepdf.Dictionary(ViewState=Name.ON))},
+            True,
+        ),
+        ("it is a design layer", {"Intent": Name.Design}, True),
+        ("it is not one of the document's groups", {}, False),
+    ],
+)
+def test_a_group_in_the_off_list_is_shown_when(
+    tmp_path: Path, case: str, entries: dict[str, object], listed: bool
+) -> None:
+    """As PDFium's renderer reads it (what OCR sees): the configuration's /OFF is not the last word."""
+    doc = LayeredPdf()
+    group = doc.group("Shown anyway", on=False, listed=listed, **entries)
+    hidden_too = doc.group("Off", on=False)
+    doc.page(
+        hidden("g", line(700, "Shown kilo")) + hidden("o", line(650, "Hidden lima")),
+        properties={"g": group, "o": hidden_too},
+    )
+    original = doc.save(tmp_path / "shown.pdf")
+
+    copy = copy_of(original)
+
+    assert pdfium_text(copy).split() == ["Shown", "kilo"], case
+    assert render(copy) == render(original), case
