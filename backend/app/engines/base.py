@@ -25,6 +25,7 @@ Contract for implementations:
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -66,12 +67,16 @@ def clean_page_text(text: str) -> str:
     """A page's text as plain text: hyphenation marks dropped, every kind of line or page
     break (a form feed from a TeX symbol font, a vertical tab, U+2028, ...) a newline, other
     control characters removed, a single space between two CJK characters removed (spacing
-    out is not a word break in Chinese or Japanese). Idempotent."""
+    out is not a word break in Chinese or Japanese), and composed (Unicode NFC: a text layer
+    may spell "café" as "e" and a combining accent, which a search for "café" misses; OCR
+    gives the composed letter). Idempotent."""
     text = _HYPHEN_MARK.sub("", text)
     text = _LINE_BREAKS.sub("\n", text)
     text = _NOT_TEXT.sub("", text)
     if text.isascii():
         return text
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
     return _CJK_SPACE.sub("", text)
 
 

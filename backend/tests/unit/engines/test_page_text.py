@@ -27,6 +27,14 @@ def test_other_controls_go_and_text_stays() -> None:
     assert clean_page_text(text) == text
 
 
+def test_letters_spelled_with_combining_marks_are_composed() -> None:
+    """A text layer's "e" + U+0301 is the "é" a search types, and OCR gives; Hangul jamo
+    compose to syllables. What has no composed form keeps its marks."""
+    assert clean_page_text("cafe\u0301 Gro\u0308\u00dfe") == "café Größe"
+    assert clean_page_text("\u1112\u1161\u11ab") == "한"
+    assert clean_page_text("q\u0307\u0323") == "q\u0323\u0307"  # no composed form: marks in canonical order
+
+
 def test_every_page_result_is_clean() -> None:
     page = PageResult(3, "one\ftwo\x02three", 1.0, "text-layer")
     assert page.text == "one\ntwothree"
