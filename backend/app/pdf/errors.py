@@ -39,6 +39,13 @@ class UnsupportedCompressionError(DamagedPdfError):
     code = "unsupported_compression"
 
 
+class ObjectsTooLargeError(PdfError):
+    """The file's compressed object streams decompress past a sane size: a decompression bomb that
+    would take gigabytes to open (app.pdf.object_scan)."""
+
+    code = "objects_too_large"
+
+
 class TooManyPagesError(PdfError):
     """More pages than MAX_PAGES_PER_DOCUMENT (a page tree may name one small page any number of times)."""
 

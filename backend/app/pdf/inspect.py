@@ -1,7 +1,8 @@
 """Open and validate a PDF before anything is written about it.
 
 Order of checks, cheapest first: the file exists and is not empty, it starts
-with a PDF header, PDFium opens it (encrypted and empty page trees are told
+with a PDF header, its object streams are not a decompression bomb (object_scan, before any
+library inflates them), PDFium opens it (encrypted and empty page trees are told
 apart with pypdf, because PDFium's error code is process-wide and can be
 stale), and, when PDFium cannot open it or the file is cut short, pypdf
 rebuilds it (repair.py, chosen in source.py). The warning names the pages that
@@ -46,7 +47,7 @@ from app.pdf.errors import (
     PdfNotFoundError,
     TooManyPagesError,
 )
-from app.pdf.layer_marks import may_hide_layers
+from app.pdf.object_scan import scan_objects
 from app.pdf.source import is_truncated, missing_page_reasons, missing_pages, readable_source
 from app.pdf.text_marks import may_have_text
 
@@ -69,7 +70,7 @@ class PdfInfo:
     repaired_pages: tuple[int, ...] = ()  # 1-based: pages kept with a substitute for something lost
     damage: tuple[PageDamage, ...] = ()  # each lost or repaired page, with why or what was substituted
     may_have_text: bool = True  # False: no page can have a text layer (no font is named anywhere)
-    may_hide_layers: bool = False  # True: the file names optional content (app.pdf.layer_marks)
+    may_hide_layers: bool = False  # True: the file names optional content (app.pdf.object_scan)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
     if b"%PDF-" not in head:
         raise NotAPdfError(f"not a PDF (no %PDF- header in its first {_HEADER_WINDOW} bytes)")
     truncated = is_truncated(path)
+    objects = scan_objects(path)  # a decompression bomb in its object streams is refused before it is opened
 
     warnings: list[str] = []
     damage: tuple[PageDamage, ...] = ()
@@ -137,7 +139,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
         repaired,
         damage,
         may_have_text(path),
-        may_hide_layers(path),
+        objects.may_hide_layers,
     )
     log.debug(
         "pdf_inspected",

@@ -190,17 +190,18 @@ async def _inspect(service: OCRChunkService, pdf_path: Path) -> PdfInfo:
 
 async def _visible(pdf_path: Path, info: PdfInfo, scratch: Path) -> tuple[Path, PdfInfo]:
     """The file to read and cut the pages from: pdf_path, or for a file whose default
-    configuration hides layers a copy in scratch without them (app.pdf.optional_content), with a
+    configuration hides layers a copy in scratch without them (app.pdf.visible_copy), with a
     warning saying so. A damaged file is read as its repair reads it."""
     if not info.may_hide_layers or info.damage or info.lost_pages:
         return pdf_path, info
-    from app.pdf.optional_content import visible_copy  # pikepdf: for a file with layers only
+    from app.pdf.visible_copy import visible_copy  # pikepdf: for a file with layers only
 
     copy = scratch / "visible.pdf"
     removed = await asyncio.to_thread(visible_copy, pdf_path, copy)
     if removed is None:
         return pdf_path, info
-    return copy, replace(info, warnings=(*info.warnings, removed.warning()))
+    said = replace(info, warnings=(*info.warnings, removed.warning()))
+    return (copy if removed.copied else pdf_path), said
 
 
 @dataclass(frozen=True, slots=True)

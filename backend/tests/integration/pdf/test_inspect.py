@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,12 +13,14 @@ import pytest
 
 from app.core.errors import InvalidInputError
 from app.engines._pages import image_coverage
+from app.pdf import object_scan
 from app.pdf.errors import (
     DamagedPdfError,
     EmptyFileError,
     EncryptedPdfError,
     NoPagesError,
     NotAPdfError,
+    ObjectsTooLargeError,
     PdfError,
     PdfNotFoundError,
 )
@@ -229,3 +232,17 @@ def test_a_dynamic_xfa_form_is_said_to_be_unread(tmp_path: Path, needs_rendering
 def test_a_plain_file_has_no_such_warning(tmp_path: Path) -> None:
     make_born_digital_pdf(tmp_path / "plain.pdf", 2)
     assert inspect_pdf(tmp_path / "plain.pdf").warnings == ()
+
+
+def test_a_catalog_in_an_object_stream_bomb_is_refused_before_it_is_opened(tmp_path: Path) -> None:
+    """PDFium inflates a whole object stream to read one object of it: 1 MB whose catalog sat in
+    an object stream of 1 GiB took 2 GB to open, in the API's planning."""
+    path = tmp_path / "bomb.pdf"
+    data = zlib.compress(b"1 0 " + b" " * (object_scan.MAX_OBJECT_STREAM_BYTES + 1), 9)
+    head = b"1 0 obj\n<< /Type /ObjStm /N 1 /First 4 /Filter /FlateDecode /Length " + str(len(data)).encode()
+    tail = b"\nendstream\nendobj\ntrailer << /Root 2 0 R >>\n%%EOF\n"
+    path.write_bytes(b"%PDF-1.7\n" + head + b" >>\nstream\n" + data + tail)
+
+    with pytest.raises(ObjectsTooLargeError, match="decompression bomb") as raised:
+        inspect_pdf(path)
+    assert raised.value.code == "objects_too_large"

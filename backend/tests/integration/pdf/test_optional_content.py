@@ -16,7 +16,7 @@ import pypdfium2 as pdfium
 import pytest
 from pikepdf import Array, Name
 
-from app.pdf.optional_content import visible_copy
+from app.pdf.visible_copy import visible_copy
 from tests.layered_pdfs import LayeredPdf, free_text_note, hidden, line
 from tests.pdf_tools import pdftotext, qpdf_check
 
@@ -276,11 +276,11 @@ def test_pages_that_share_their_content_are_rewritten_once(tmp_path: Path) -> No
 
 
 def test_a_file_is_looked_into_up_to_its_budget(tmp_path: Path) -> None:
-    """Each content is parsed up to 2 MiB, and one file's up to 64 MiB in all: a hostile file's
+    """Each content is parsed up to 1 MiB, and one file's up to 16 MiB in all: a hostile file's
     many large contents cannot hold a planning for minutes. Later ones are read whole."""
     doc = LayeredPdf()
     off = doc.group("Off", on=False)
-    filler = b"% " + b"x" * ((2 << 20) - 4096) + b"\n"
+    filler = b"% " + b"x" * ((1 << 20) - 4096) + b"\n"
     for number in range(20):
         doc.page(
             line(700, f"Page {number}") + hidden("off", line(650, "Hidden")) + filler, properties={"off": off}
@@ -291,10 +291,10 @@ def test_a_file_is_looked_into_up_to_its_budget(tmp_path: Path) -> None:
     removed = visible_copy(original, copy)
 
     assert removed is not None
-    assert removed.contents == 16  # each content looked into costs its size twice: scanned, then parsed
-    assert removed.kept_too_large == 4
-    assert pdfium_text(copy, 15).split() == ["Page", "15"]
-    assert "Hidden" in pdfium_text(copy, 16)
+    assert removed.contents == 8  # each content looked into costs its size twice: scanned, then parsed
+    assert removed.kept_too_large == 12
+    assert pdfium_text(copy, 7).split() == ["Page", "7"]
+    assert "Hidden" in pdfium_text(copy, 8)
 
 
 @pytest.mark.parametrize(

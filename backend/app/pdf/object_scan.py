@@ -1,0 +1,151 @@
+"""What a PDF's bytes say before any PDF library reads it: whether it may have optional content
+(layers), and whether its compressed object streams are a decompression bomb.
+
+A layer a viewer hides is named by the catalog's /OCProperties, in clear or inside a compressed
+object stream: the planner opens a file with pikepdf (app.pdf.visible_copy) only when it names
+one, and almost no file does. An object stream holds objects that are not streams (dictionaries,
+arrays): a real one inflates to kilobytes or a few megabytes. PDFium and pikepdf inflate a whole
+object stream to read one object of it, so a 1 MB file whose catalog sat in an object stream of
+1 GiB took 2 GB to open; one that inflates past MAX_OBJECT_STREAM_BYTES, or all of them past
+MAX_OBJECT_STREAMS_BYTES, is refused before either opens it (ObjectsTooLargeError).
+
+The file is read through one buffer of about a MiB, as text_marks reads it; each object stream is
+inflated from its data up to the next /ObjStm mark at most, so no byte is read twice however the
+marks are laid out. One that is not Flate-compressed cannot be measured here: the file may have
+layers (pikepdf reads its catalog to tell).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from app.pdf.errors import ObjectsTooLargeError
+
+LAYER_MARK = b"/OCProperties"
+OBJECT_STREAM_MARK = b"/ObjStm"
+MAX_OBJECT_STREAM_BYTES = 64 * 1024 * 1024
+MAX_OBJECT_STREAMS_BYTES = 256 * 1024 * 1024
+MAX_OBJECT_STREAMS = 100_000
+_WINDOW = 1 << 20
+_PIECE = 1 << 16
+_OVERLAP = len(LAYER_MARK) - 1
+_STREAM_KEYWORD_WITHIN = 4096  # bytes after /ObjStm in which its dictionary ends and its data begins
+_MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectScan:
+    may_hide_layers: bool  # the file names /OCProperties, or may (what could not be read)
+
+
+def scan_objects(path: Path) -> ObjectScan:
+    """The scan of the file at path; ObjectsTooLargeError for a decompression bomb. A file that
+    cannot be read may have layers (the planner says what is wrong with it)."""
+    try:
+        in_clear, object_streams = _scan(path)
+        if object_streams is None:  # too many marks to follow: PDFium and pikepdf judge the file
+            return ObjectScan(True)
+        named = _in_object_streams(path, object_streams, path.stat().st_size)
+    except OSError:
+        return ObjectScan(True)
+    return ObjectScan(in_clear or named)
+
+
+def may_hide_layers(path: Path) -> bool:
+    return scan_objects(path).may_hide_layers
+
+
+def _scan(path: Path) -> tuple[bool, list[int] | None]:
+    """(whether LAYER_MARK is in clear, where each /ObjStm mark is: None past MAX_OBJECT_STREAMS)."""
+    buffer = bytearray(_WINDOW + _OVERLAP)
+    view = memoryview(buffer)
+    in_clear = False
+    object_streams: list[int] = []
+    try:
+        with path.open("rb", buffering=0) as handle:
+            kept, offset = 0, 0  # offset: the file position of buffer[0]
+            while read := handle.readinto(view[kept:]):
+                end = kept + read
+                in_clear = in_clear or buffer.find(LAYER_MARK, 0, end) != -1
+                at = buffer.find(OBJECT_STREAM_MARK, 0, end)
+                while at != -1:
+                    # a mark found in the carried-over bytes was found in the last window too
+                    if at + len(OBJECT_STREAM_MARK) > kept:
+                        object_streams.append(offset + at)
+                    at = buffer.find(OBJECT_STREAM_MARK, at + 1, end)
+                if len(object_streams) > MAX_OBJECT_STREAMS:
+                    return in_clear, None
+                new_kept = min(_OVERLAP, end)
+                offset += end - new_kept
+                buffer[:new_kept] = buffer[end - new_kept : end]
+                kept = new_kept
+    finally:
+        view.release()
+    return in_clear, object_streams
+
+
+def _in_object_streams(path: Path, positions: list[int], size: int) -> bool:
+    """Whether an object stream's data (each found after a /ObjStm mark, up to the next) names
+    LAYER_MARK, or may (data that does not inflate); ObjectsTooLargeError past the limits."""
+    total = 0
+    named = False
+    with path.open("rb") as handle:
+        for number, position in enumerate(positions):
+            handle.seek(position)
+            head = handle.read(_STREAM_KEYWORD_WITHIN)
+            keyword = head.find(b"stream")
+            if keyword == -1:
+                continue  # not an object stream's dictionary (a name in some other object)
+            start = keyword + len(b"stream")
+            start += 2 if head[start : start + 2] == b"\r\n" else 1
+            until = positions[number + 1] if number + 1 < len(positions) else size
+            if position + start >= until:
+                continue
+            handle.seek(position + start)
+            found, inflated = _inflate(handle, until - position - start)
+            if inflated > MAX_OBJECT_STREAM_BYTES:
+                limit = MAX_OBJECT_STREAM_BYTES // _MIB
+                raise ObjectsTooLargeError(
+                    f"an object stream of the PDF decompresses to more than {limit} MiB"
+                    " (a decompression bomb)"
+                )
+            total += inflated
+            if total > MAX_OBJECT_STREAMS_BYTES:
+                raise ObjectsTooLargeError(
+                    f"the PDF's object streams decompress to more than {MAX_OBJECT_STREAMS_BYTES // _MIB} MiB"
+                    " (a decompression bomb)"
+                )
+            named = named or found
+    return named
+
+
+def _inflate(handle: BinaryIO, at_most: int) -> tuple[bool, int]:
+    """(whether the Flate data at handle's position, of at most at_most bytes, names LAYER_MARK or
+    does not inflate; the bytes it inflated to, counted up to MAX_OBJECT_STREAM_BYTES + 1)."""
+    inflater = zlib.decompressobj()
+    tail = b""
+    inflated = 0
+    found = False
+    left = at_most
+    while not inflater.eof and left > 0:
+        piece = handle.read(min(_PIECE, left))
+        if not piece:
+            break
+        left -= len(piece)
+        while piece and not inflater.eof:
+            try:
+                out = inflater.decompress(piece, _PIECE)
+            except zlib.error:
+                return True, inflated
+            inflated += len(out)
+            if inflated > MAX_OBJECT_STREAM_BYTES:
+                return found, inflated
+            if not found:
+                window = tail + out
+                found = LAYER_MARK in window
+                tail = window[-_OVERLAP:]
+            piece = inflater.unconsumed_tail
+    return found, inflated
