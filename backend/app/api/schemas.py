@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from app.models.document import Document, DocumentStatus, ProgressStatus
 from app.models.ocr_chunk import CamelModel, ChunkProgress, ChunkStatus, DocumentOCRChunk
 from app.models.results import MergedResult
+
+if TYPE_CHECKING:  # the planner's result: read, not imported at start
+    from app.services.planner import StartedDocument
 
 
 class ProgressView(CamelModel):
@@ -129,6 +133,17 @@ class ChunkView(CamelModel):
 class StartedView(CamelModel):
     document: DocumentView
     chunks: int
+    # what the file holds that is not read, or how it was read: an owner password, repaired or
+    # lost pages, hidden layers, attached files, a dynamic XFA form (one line each, as `run` says)
+    warnings: list[str] = []
+
+    @classmethod
+    def of(cls, started: StartedDocument) -> StartedView:
+        return cls(
+            document=DocumentView.of(started.document),
+            chunks=len(started.chunks),
+            warnings=list(started.info.warnings),
+        )
 
 
 class PageErrorView(CamelModel):

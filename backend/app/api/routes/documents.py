@@ -13,7 +13,7 @@ from fastapi.responses import FileResponse, RedirectResponse
 from starlette.background import BackgroundTask
 
 from app.api.deps import AccessibleDocument, ActableDocument, CurrentUser, DocumentsDep, SettingsDep
-from app.api.schemas import ChunkView, DocumentView, ProgressView, ResultView, RetryView, StartedView
+from app.api.schemas import ChunkView, ProgressView, ResultView, RetryView, StartedView
 from app.api.uploads import chunk_pages_option, receive_options
 
 router = APIRouter(prefix="/documents", tags=["documents"])
@@ -51,7 +51,7 @@ async def start_ocr(
     FastAPI read and spool the whole body, of any size, before answering 401)."""
     options = await receive_options(request, {"chunkPages"}, idle_seconds=settings.upload_idle_seconds)
     started = await documents.start(document, chunk_pages=chunk_pages_option(options.get("chunkPages")))
-    return StartedView(document=DocumentView.of(started.document), chunks=len(started.chunks))
+    return StartedView.of(started)
 
 
 @router.get("/{document_id}/ocr/progress", response_model=ProgressView)

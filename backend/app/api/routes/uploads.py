@@ -16,7 +16,7 @@ from fastapi import APIRouter, Path, Request, status
 from starlette.datastructures import QueryParams
 
 from app.api.deps import CurrentUser, DocumentsDep, SettingsDep, require_writer
-from app.api.schemas import DocumentView, StartedView
+from app.api.schemas import StartedView
 from app.api.uploads import MalformedUploadError, ReceivedUpload, UploadSlots, chunk_pages_option, receive_pdf
 from app.core.config import Settings
 from app.core.filenames import display_filename
@@ -157,7 +157,7 @@ async def _start(
         keep_source=True,
         start=_flag(options.get("start", "true")),
     )
-    return StartedView(document=DocumentView.of(started.document), chunks=len(started.chunks))
+    return StartedView.of(started)
 
 
 def _flag(value: str) -> bool:

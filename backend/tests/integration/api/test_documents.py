@@ -7,6 +7,7 @@ from uuid import UUID
 
 import asyncpg
 import httpx
+import pikepdf
 import pytest
 from arq.connections import ArqRedis
 
@@ -238,3 +239,25 @@ async def test_healthz(client: httpx.AsyncClient) -> None:
     assert response.json() == {"status": "ok", "database": "ok", "redis": "ok"}
     asked = await client.head("/healthz")  # as some load balancers ask
     assert (asked.status_code, asked.content) == (200, b"")
+
+
+async def test_the_start_says_what_the_file_holds_that_is_not_read(
+    client: httpx.AsyncClient, member: tuple[UUID, UUID], tmp_path: Path
+) -> None:
+    """The warnings `run` prints (attached files, hidden layers, repaired pages, ...) come back with
+    the start, one line each; none for a plain file."""
+    matter, user = member
+    make_born_digital_pdf(tmp_path / "plain.pdf", pages=1, seed=3)
+    make_born_digital_pdf(tmp_path / "attached.pdf", pages=1, seed=3)
+    with pikepdf.open(tmp_path / "attached.pdf", allow_overwriting_input=True) as pdf:
+        pdf.attachments["invoice.xlsx"] = pikepdf.AttachedFileSpec(pdf, b"data", filename="invoice.xlsx")
+        pdf.save(tmp_path / "attached.pdf")
+
+    plain = await upload(client, user, matter, tmp_path / "plain.pdf", engine="text-layer")
+    attached = await upload(client, user, matter, tmp_path / "attached.pdf", engine="text-layer")
+
+    assert plain.status_code == attached.status_code == 201, attached.text
+    assert plain.json()["warnings"] == []
+    assert attached.json()["warnings"] == [
+        "the PDF carries 1 attached file (invoice.xlsx): only its own pages are read, not them"
+    ]
