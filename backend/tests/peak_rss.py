@@ -44,6 +44,8 @@ class PeakRss:
 def _high_water_kib(process: psutil.Process) -> int:
     try:
         status = Path(f"/proc/{process.pid}/status").read_text()
+    except ProcessLookupError:  # it exited between the open and the read (ESRCH)
+        raise psutil.NoSuchProcess(process.pid) from None
     except FileNotFoundError:
         if Path("/proc/self/status").exists():
             raise psutil.NoSuchProcess(process.pid) from None  # it exited
