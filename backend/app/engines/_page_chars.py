@@ -69,27 +69,21 @@ def sampled_pairs(
     every character (page_lines costs about 4 us a character)."""
     raw = textpage.raw
     count = pdfium_c.FPDFText_CountChars(raw)
-    starts = sorted({count * number // windows for number in range(windows)})
-    left, bottom, right, top = (ctypes.c_double() for _ in range(4))
-    box = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
     pairs: list[Pair] = []
-    for start in starts:
+    for start in sorted({count * number // windows for number in range(windows)}):
         previous: PageChar | None = None
         for index in range(start, min(start + width, count)):
             code = pdfium_c.FPDFText_GetUnicode(raw, index)
-            if (
-                not 0x20 < code <= 0x10FFFF
-                or 0xD800 <= code <= 0xDFFF
-                or pdfium_c.FPDFText_IsGenerated(raw, index)
-            ):
+            drawn = 0x20 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF
+            where = (
+                char_middle(textpage, index, turn)
+                if drawn and not pdfium_c.FPDFText_IsGenerated(raw, index)
+                else None
+            )
+            if where is None:
                 previous = None
                 continue
-            if not pdfium_c.FPDFText_GetCharBox(raw, index, *box):
-                previous = None
-                continue
-            x, y = (left.value + right.value) / 2, (bottom.value + top.value) / 2
-            char = chr(code)
-            current = PageChar(char, x, y, False, unicodedata.bidirectional(char))
+            current = PageChar(chr(code), *where, False, unicodedata.bidirectional(chr(code)))
             if previous is not None:
                 pairs.append((previous, current))
             previous = current

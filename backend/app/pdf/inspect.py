@@ -49,7 +49,6 @@ from app.pdf.errors import (
 )
 from app.pdf.object_scan import scan_objects
 from app.pdf.source import is_truncated, missing_page_reasons, missing_pages, readable_source
-from app.pdf.text_marks import may_have_text
 
 if TYPE_CHECKING:  # repair.py imports pypdf (slow to import), needed only for a damaged file
     from app.pdf.repair import RepairReport
@@ -138,7 +137,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
         lost,
         repaired,
         damage,
-        may_have_text(path),
+        objects.may_have_text,
         objects.may_hide_layers,
     )
     log.debug(

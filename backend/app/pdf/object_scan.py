@@ -1,5 +1,10 @@
-"""What a PDF's bytes say before any PDF library reads it: whether it may have optional content
-(layers), and whether its compressed object streams are a decompression bomb.
+"""What a PDF's bytes say before any PDF library reads it, in one pass over them: whether it may
+have a text layer, whether it may have optional content (layers), and whether its compressed
+object streams are a decompression bomb.
+
+A page's text is drawn in a font, so a file that names no font anywhere (and has no compressed
+object stream, which could hide one) has no text layer: a scanner's image-only file, which the
+planner sends to OCR without a text pass.
 
 A layer a viewer hides is named by the catalog's /OCProperties, in clear or inside a compressed
 object stream: the planner opens a file with pikepdf (app.pdf.visible_copy) only when it names
@@ -9,7 +14,8 @@ object stream to read one object of it, so a 1 MB file whose catalog sat in an o
 1 GiB took 2 GB to open; one that inflates past MAX_OBJECT_STREAM_BYTES, or all of them past
 MAX_OBJECT_STREAMS_BYTES, is refused before either opens it (ObjectsTooLargeError).
 
-The file is read through one buffer of about a MiB, as text_marks reads it; each object stream is
+The file is read through one buffer of about a MiB (a mapping of the whole file left each page it
+read resident: a 190 MB scan added 190 MB to the API's memory); each object stream is
 inflated from its data up to the next /ObjStm mark at most, so no byte is read twice however the
 marks are laid out. One that is not Flate-compressed cannot be measured here: the file may have
 layers (pikepdf reads its catalog to tell).
@@ -26,6 +32,7 @@ from app.pdf.errors import ObjectsTooLargeError
 
 LAYER_MARK = b"/OCProperties"
 OBJECT_STREAM_MARK = b"/ObjStm"
+TEXT_MARKS = (b"/Font", OBJECT_STREAM_MARK)
 MAX_OBJECT_STREAM_BYTES = 64 * 1024 * 1024
 MAX_OBJECT_STREAMS_BYTES = 256 * 1024 * 1024
 MAX_OBJECT_STREAMS = 100_000
@@ -38,53 +45,69 @@ _MIB = 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class ObjectScan:
+    may_have_text: bool  # a font or an object stream is named (or the file is empty or unreadable)
     may_hide_layers: bool  # the file names /OCProperties, or may (what could not be read)
 
 
 def scan_objects(path: Path) -> ObjectScan:
     """The scan of the file at path; ObjectsTooLargeError for a decompression bomb. A file that
-    cannot be read may have layers (the planner says what is wrong with it)."""
+    cannot be read may have text and layers (the planner says what is wrong with it)."""
     try:
-        in_clear, object_streams = _scan(path)
-        if object_streams is None:  # too many marks to follow: PDFium and pikepdf judge the file
-            return ObjectScan(True)
-        named = _in_object_streams(path, object_streams, path.stat().st_size)
+        marks = _scan(path)
+        if marks.object_streams is None:  # too many marks to follow: PDFium and pikepdf judge the file
+            return ObjectScan(True, True)
+        named = _in_object_streams(path, marks.object_streams, marks.size)
     except OSError:
-        return ObjectScan(True)
-    return ObjectScan(in_clear or named)
+        return ObjectScan(True, True)
+    return ObjectScan(marks.text or marks.size == 0, marks.layers or named)
+
+
+def may_have_text(path: Path) -> bool:
+    return scan_objects(path).may_have_text
 
 
 def may_hide_layers(path: Path) -> bool:
     return scan_objects(path).may_hide_layers
 
 
-def _scan(path: Path) -> tuple[bool, list[int] | None]:
-    """(whether LAYER_MARK is in clear, where each /ObjStm mark is: None past MAX_OBJECT_STREAMS)."""
+@dataclass(slots=True)
+class _Marks:
+    text: bool = False  # a TEXT_MARKS mark is in the file
+    layers: bool = False  # LAYER_MARK is, in clear
+    object_streams: list[int] | None = None  # where each /ObjStm mark is (None: past MAX_OBJECT_STREAMS)
+    size: int = 0
+
+
+def _scan(path: Path) -> _Marks:
     buffer = bytearray(_WINDOW + _OVERLAP)
     view = memoryview(buffer)
-    in_clear = False
-    object_streams: list[int] = []
+    marks = _Marks(object_streams=[])
+    positions: list[int] = []
     try:
         with path.open("rb", buffering=0) as handle:
             kept, offset = 0, 0  # offset: the file position of buffer[0]
             while read := handle.readinto(view[kept:]):
+                marks.size += read
                 end = kept + read
-                in_clear = in_clear or buffer.find(LAYER_MARK, 0, end) != -1
+                marks.text = marks.text or any(buffer.find(mark, 0, end) != -1 for mark in TEXT_MARKS)
+                marks.layers = marks.layers or buffer.find(LAYER_MARK, 0, end) != -1
                 at = buffer.find(OBJECT_STREAM_MARK, 0, end)
                 while at != -1:
                     # a mark found in the carried-over bytes was found in the last window too
                     if at + len(OBJECT_STREAM_MARK) > kept:
-                        object_streams.append(offset + at)
+                        positions.append(offset + at)
                     at = buffer.find(OBJECT_STREAM_MARK, at + 1, end)
-                if len(object_streams) > MAX_OBJECT_STREAMS:
-                    return in_clear, None
+                if len(positions) > MAX_OBJECT_STREAMS:
+                    marks.object_streams = None
+                    return marks
                 new_kept = min(_OVERLAP, end)
                 offset += end - new_kept
                 buffer[:new_kept] = buffer[end - new_kept : end]
                 kept = new_kept
     finally:
         view.release()
-    return in_clear, object_streams
+    marks.object_streams = positions
+    return marks
 
 
 def _in_object_streams(path: Path, positions: list[int], size: int) -> bool:

@@ -1,4 +1,4 @@
-"""may_have_text: a byte search for the marks a text layer needs, in bounded memory."""
+"""may_have_text (app.pdf.object_scan): a byte search for the marks a text layer needs, in bounded memory."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from app.pdf import text_marks
-from app.pdf.text_marks import TEXT_MARKS, may_have_text
+from app.pdf import object_scan
+from app.pdf.object_scan import TEXT_MARKS, may_have_text
 
-WINDOW = text_marks._WINDOW
+WINDOW = object_scan._WINDOW
 BACKEND = Path(__file__).resolve().parents[3]
 
 
@@ -49,7 +49,7 @@ def test_searching_a_large_file_to_its_end_keeps_it_out_of_memory(tmp_path: Path
         for _ in range(96):
             out.write(b"\x01" * WINDOW)
     code = (
-        "import resource, sys; from pathlib import Path; from app.pdf.text_marks import may_have_text; "
+        "import resource, sys; from pathlib import Path; from app.pdf.object_scan import may_have_text; "
         "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
         "found = may_have_text(Path(sys.argv[1])); "
         "print(found, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base)"
