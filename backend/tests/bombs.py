@@ -1,4 +1,5 @@
-"""PDFs that are small on disk and huge once decoded, and page trees that repeat one page.
+"""PDFs that are small on disk and huge once decoded or slow to read, and page trees that repeat
+one page.
 
 Written by hand (no dependency): a few objects and a cross-reference table.
 The deflate streams are made without compressing gigabytes: after a full
@@ -57,6 +58,26 @@ def content_bomb_pdf(path: Path, inflated: int = 1 << 30) -> Path:
             b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
             _stream(b"/Filter /FlateDecode", deflated_zeros(inflated)),
+        ],
+    )
+
+
+def scattered_glyphs_pdf(path: Path, glyphs: int = 100_000) -> Path:
+    """One letter page of `glyphs` letters, each placed by its own text matrix on a grid: small
+    on disk (FlateDecode), and PDFium's text page takes time as the square of their number
+    (40,000 took 7 s, 100,000 took 56 s on a 2-core machine)."""
+    body = b"BT /F1 4 Tf\n" + b"".join(
+        b"1 0 0 1 %d %d Tm (x) Tj\n" % (index % 600, index // 600 % 780) for index in range(glyphs)
+    )
+    return _write(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+            b" /Resources << /Font << /F1 5 0 R >> >> >>",
+            _stream(b"/Filter /FlateDecode", zlib.compress(body + b"ET\n", 6)),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         ],
     )
 

@@ -93,6 +93,8 @@ class Settings(BaseSettings):
     max_pages_per_document: Annotated[int, Field(ge=1)] = 10_000
     max_page_decoded_mb: Annotated[int, Field(ge=0)] = 512  # content + images of a page; 0: unlimited
     ocr_process_memory_mb: Annotated[int, Field(ge=0)] = 2048  # RLIMIT_AS per OCR process; 0: none
+    # CPU seconds PDFium and the engine may spend on one page, tesseract's reading aside; 0: none
+    max_page_cpu_seconds: Annotated[int, Field(ge=0)] = 120
 
     # arq worker
     worker_max_jobs: Annotated[int, Field(ge=1, le=1000)] | None = None  # None: OCR processes + 1

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.errors import ResourceLimitError
+from app.engines._page_clock import set_page_seconds
 
 _MIB = 1 << 20
 _INFLATE_STEP = _MIB  # bytes inflated (then dropped) at a time while counting
@@ -44,15 +45,18 @@ _INFLATE_STEP = _MIB  # bytes inflated (then dropped) at a time while counting
 class Limits:
     page_decoded_bytes: int | None = None  # None: pages are not measured
     address_space_bytes: int | None = None  # None: no RLIMIT_AS
+    page_cpu_seconds: float | None = None  # None: pages are not timed (_page_clock)
 
 
 _limits = Limits()
 
 
 def set_limits(limits: Limits) -> None:
-    """In an OCR process (the pool's initializer): apply the memory limit and keep the page limit."""
+    """In an OCR process (the pool's initializer): apply the memory limit, keep the page limit and
+    time each page (_page_clock)."""
     global _limits
     _limits = limits
+    set_page_seconds(limits.page_cpu_seconds)
     if limits.address_space_bytes is not None:
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         soft = limits.address_space_bytes

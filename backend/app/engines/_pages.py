@@ -18,6 +18,7 @@ from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
 from app.engines._limits import PageMeter, current_limits, memory_error
 from app.engines._page_chars import Bounds
+from app.engines._page_clock import start_page_clock
 from app.engines._page_content import PageContents
 from app.engines._rtl_order import may_have_rtl, reading_order
 from app.engines._scan_image import ScanPages, scan_image
@@ -113,8 +114,10 @@ def _mark_page(page_number: int) -> None:
 
 
 def load_page(document: pdfium.PdfDocument, index: int, page_number: int) -> pdfium.PdfPage:
-    """The page, once its decoded size is within the limit (PDFium decodes its content to load it)."""
+    """The page, once its decoded size is within the limit (PDFium decodes its content to load it).
+    Its CPU time counts from here (_page_clock)."""
     _mark_page(page_number)
+    start_page_clock()
     if (lost := lost_page(_placeholders.get(id(document)), index, page_number)) is not None:
         raise lost
     meter = _meters.get(id(document))

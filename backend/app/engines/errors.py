@@ -69,6 +69,14 @@ class OcrProcessDiedError(EngineError):
     retryable = True
 
 
+class PageTimeoutError(OcrProcessDiedError):
+    """A page used up its CPU time (MAX_PAGE_CPU_SECONDS) and its OCR process was ended
+    (_page_clock). Permanent: the same page takes the same CPU time on every run."""
+
+    code = "page_timeout"
+    retryable = False
+
+
 # Permanent errors about one page: the engines record the page as failed (PageResult.failed) and
 # go on with the others, so one unreadable page never costs its chunk or its document.
 # A retryable error (a timeout) is not among them: it fails the attempt, which runs again.

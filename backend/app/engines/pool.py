@@ -31,6 +31,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future, InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from multiprocessing import forkserver
 from multiprocessing.connection import wait
 from multiprocessing.context import ForkServerProcess
@@ -43,10 +44,11 @@ from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import configure_logging, get_logger
 from app.engines._lifetime import arm_ocr_process
 from app.engines._limits import Limits, memory_error, set_limits
+from app.engines._page_clock import PAGE_CLOCK_SIGNAL, stop_page_clock
 from app.engines._pages import marker_record, track_task, without_pages
 from app.engines._tesseract_api import reader
 from app.engines.base import PageResult
-from app.engines.errors import EngineError, OcrProcessDiedError
+from app.engines.errors import EngineError, OcrProcessDiedError, PageTimeoutError
 from app.engines.forkserver import start_forkserver
 from app.engines.registry import get_engine, use_settings
 from app.engines.specs import engine_spec
@@ -67,10 +69,12 @@ def _start_ocr_process(limits: Limits, settings: Settings | None) -> None:
 
 
 def limits_for(settings: Settings) -> Limits:
-    """The limits the settings ask for (MAX_PAGE_DECODED_MB, OCR_PROCESS_MEMORY_MB; 0: none)."""
+    """The limits the settings ask for (MAX_PAGE_DECODED_MB, OCR_PROCESS_MEMORY_MB,
+    MAX_PAGE_CPU_SECONDS; 0: none)."""
     return Limits(
         page_decoded_bytes=settings.max_page_decoded_mb * _MIB if settings.max_page_decoded_mb else None,
         address_space_bytes=settings.ocr_process_memory_mb * _MIB if settings.ocr_process_memory_mb else None,
+        page_cpu_seconds=settings.max_page_cpu_seconds or None,
     )
 
 
@@ -121,7 +125,7 @@ class OcrPool(Executor):
         )
         self._executor = self._new_executor()
         # per broken executor: the tasks whose process died, and the page each was on
-        self._culprits: weakref.WeakKeyDictionary[ProcessPoolExecutor, dict[int, int | None]] = (
+        self._culprits: weakref.WeakKeyDictionary[ProcessPoolExecutor, dict[int, _Death]] = (
             weakref.WeakKeyDictionary()
         )
         self.replaced = 0  # how many times a dead process broke the executor
@@ -169,19 +173,14 @@ class OcrPool(Executor):
                 return
             error = inner.exception() if not inner.cancelled() else None
             if isinstance(error, BrokenProcessPool) and not self._shutdown:
-                culprit, page = self._on_broken(executor, token)
-                if not culprit and rerun:
+                death = self._on_broken(executor, token)
+                if death is None and rerun:
                     try:
                         self._submit(outer, token, fn, args, kwargs, rerun=False)
                         return
                     except RuntimeError:  # shut down meanwhile
                         pass
-                on_page = f" on page {page}" if page is not None else ""
-                error = OcrProcessDiedError(
-                    f"the OCR process running this chunk died{on_page}"
-                    + (" (killed, or out of memory inside PDFium)" if culprit else " beside another one"),
-                    page=page if culprit else None,
-                )
+                error = _death_error(death, self.limits)
             with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
                 if inner.cancelled():
                     outer.cancel()
@@ -193,9 +192,9 @@ class OcrPool(Executor):
         outer.add_done_callback(lambda f: inner.cancel() if f.cancelled() else None)
         inner.add_done_callback(done)
 
-    def _on_broken(self, executor: ProcessPoolExecutor, token: int) -> tuple[bool, int | None]:
-        """Replace the broken executor (once); whether task `token` ran in a process that died,
-        and the page it was on (when the task had reached one)."""
+    def _on_broken(self, executor: ProcessPoolExecutor, token: int) -> _Death | None:
+        """Replace the broken executor (once); how the process running task `token` died, or None
+        when it ran in one that lives (killed beside the one that died)."""
         with self._lock:
             culprits = self._culprits.get(executor)
             if culprits is None:
@@ -206,12 +205,12 @@ class OcrPool(Executor):
                     if process.exitcode is not None:
                         with contextlib.suppress(OSError, ValueError):
                             task, *page = (self._running / str(process.pid)).read_text().split()
-                            culprits[int(task)] = int(page[0]) if page else None
+                            culprits[int(task)] = _Death(int(page[0]) if page else None, process.exitcode)
                 self._culprits[executor] = culprits
                 self._replace(executor)
                 for process in processes:
                     (self._running / str(process.pid)).unlink(missing_ok=True)
-            return token in culprits, culprits.get(token)
+            return culprits.get(token)
 
     def _replace(self, broken: ProcessPoolExecutor) -> ProcessPoolExecutor:
         """A new executor for a broken one, whose surviving processes (they ignore SIGTERM) are killed."""
@@ -242,6 +241,33 @@ class OcrPool(Executor):
             shutil.rmtree(self._running, ignore_errors=True)
 
 
+@dataclass(frozen=True, slots=True)
+class _Death:
+    """How an OCR process running a task died: the page the task was on, and the exit code."""
+
+    page: int | None
+    exitcode: int
+
+
+def _death_error(death: _Death | None, limits: Limits) -> OcrProcessDiedError:
+    """What a task whose process died (death), or that died beside one that did (None), fails with."""
+    if death is None:
+        return OcrProcessDiedError("the OCR process running this chunk died beside another one")
+    on_page = f"page {death.page}" if death.page is not None else "the chunk's PDF"
+    if death.exitcode == -PAGE_CLOCK_SIGNAL:
+        return PageTimeoutError(
+            f"{on_page} took more than {limits.page_cpu_seconds or 0:g} s of CPU time to read "
+            "(MAX_PAGE_CPU_SECONDS)",
+            page=death.page,
+        )
+    return OcrProcessDiedError(
+        f"the OCR process running this chunk died on {on_page} (killed, or out of memory inside PDFium)"
+        if death.page is not None
+        else "the OCR process running this chunk died (killed, or out of memory inside PDFium)",
+        page=death.page,
+    )
+
+
 def _tracked(
     running: str, token: int, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
@@ -255,6 +281,7 @@ def _tracked(
     try:
         return fn(*args, **kwargs)
     finally:
+        stop_page_clock()
         track_task(None)
         if descriptor is not None:
             os.close(descriptor)
@@ -341,13 +368,14 @@ def recognize_in_process(
     pdf_bytes: bytes,
     first_page: int,
     language: str = DEFAULT_LANGUAGE,
-    lost: Mapping[int, str] | None = None,
+    lost: Mapping[int, tuple[str, str]] | None = None,
 ) -> tuple[list[PageResult], str]:
     """Run inside a pool process: the pages of one chunk, read in `language`, and the engine's version.
 
     lost: pages (numbered in the document) that killed an OCR process on an earlier run of this
-    chunk, with why. They are not read again: a blank page of the same size stands in for each
-    while the engine reads the others, and each comes back failed (`ocr_process_died`)."""
+    chunk, with the code and message of why (`ocr_process_died`, `page_timeout`). They are not
+    read again: a blank page of the same size stands in for each while the engine reads the
+    others, and each comes back failed with its code."""
     engine = get_engine(engine_name, language)
     if lost:
         pdf_bytes = without_pages(pdf_bytes, [number - first_page for number in lost])
@@ -357,9 +385,7 @@ def recognize_in_process(
         raise memory_error() from None
     if lost:
         pages = [
-            PageResult.failed(p.page_number, OcrProcessDiedError.code, lost[p.page_number])
-            if p.page_number in lost
-            else p
+            PageResult.failed(p.page_number, *lost[p.page_number]) if p.page_number in lost else p
             for p in pages
         ]
     return pages, engine.version()

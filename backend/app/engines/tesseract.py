@@ -43,6 +43,7 @@ from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
 from app.engines._annotations import joined_text, undrawn_field_text
 from app.engines._orientation import LEVEL, MIN_SKEW, Lines, measure, straighten, turn
+from app.engines._page_clock import paused_page_clock
 from app.engines._pages import (
     RENDER_DPI,
     failed_page,
@@ -174,7 +175,8 @@ class TesseractEngine:
             if rotation in readings:
                 continue
             try:
-                readings[rotation] = reader(self.language).read(image, dpi=page.dpi)
+                with paused_page_clock():  # tesseract keeps its own deadline
+                    readings[rotation] = reader(self.language).read(image, dpi=page.dpi)
             except TesseractFailedError as refused:
                 readings[rotation] = refused
         return readings

@@ -4,8 +4,9 @@ is queued, so that a born-digital document never waits on a worker.
 Which pages: for engine auto, those the auto rule (app.engines.auto.text_layer_page) reads from
 their text layer, exactly as a worker would; for engine text-layer, every page. Other engines
 read no page here. A page the pass cannot read (it cannot be loaded, it decodes to more than
-MAX_PAGE_DECODED_MB) is left to the workers, which isolate and report it. The pass reads pages
-unmetered, so it may map only MAX_PAGE_DECODED_MB more than its process did as it began.
+MAX_PAGE_DECODED_MB, it takes more than PAGE_SECONDS of CPU) is left to the workers, which
+isolate and report it. The pass reads pages unmetered, so it may map only MAX_PAGE_DECODED_MB
+more than its process did as it began.
 
 It runs in OCR processes (app.engines.pool), never in the process that plans: PDFium parses
 the pages' content here, which is where a hostile file crashes it or makes it allocate without
@@ -24,6 +25,7 @@ import pypdfium2 as pdfium
 
 from app.core.errors import OCRError
 from app.engines._limits import address_space_headroom, current_limits
+from app.engines._page_clock import page_seconds_at_most
 from app.engines._pages import load_page
 from app.engines.auto import text_layer_page
 from app.engines.base import PageResult
@@ -33,6 +35,10 @@ from app.engines.text_layer import TextLayerEngine, read_page
 
 MIN_SLICE_PAGES = 250  # below this a second process costs more than it saves
 BYTES_PER_OPEN = 16 * 1024 * 1024
+# CPU seconds a page may take here (at most MAX_PAGE_CPU_SECONDS): a born-digital page takes
+# milliseconds. One that takes longer ends its process and is left to the workers, which read it
+# within the whole budget; planning, which an upload waits for, is never held by it for longer.
+PAGE_SECONDS = 5.0
 
 
 def slices(page_count: int, processes: int) -> list[tuple[int, int]]:
@@ -67,7 +73,7 @@ def read_text_pages(
     per_page = os.stat(pdf_path).st_size / max(1, page_count)
     pages_per_open = max(1, int(BYTES_PER_OPEN / max(1.0, per_page)))
     try:
-        with _headroom():
+        with _headroom(), page_seconds_at_most(PAGE_SECONDS):
             for first in range(start, stop, pages_per_open):
                 with _open(pdf_path) as document:
                     if len(document) != page_count:

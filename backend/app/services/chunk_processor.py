@@ -293,10 +293,11 @@ class ChunkProcessor:
     async def _recognize_pages(self, chunk: DocumentOCRChunk, pdf: bytes) -> tuple[list[PageResult], str]:
         """The engine's pages in the process pool. A page on which PDFium kills its OCR process
         (it aborts on a failed allocation, or crashes on a malformed page) fails alone: once it
-        has done so twice in a row (once could be the OOM killer or an operator), the chunk runs
-        again at once without it."""
+        has done so twice in a row (once could be the OOM killer or an operator), or once when it
+        used up its CPU time (page_timeout: a second run ends the same way), the chunk runs again
+        at once without it."""
         loop = asyncio.get_running_loop()
-        lost: dict[int, str] = {}
+        lost: dict[int, tuple[str, str]] = {}
         deaths: Counter[int] = Counter()
         while True:
             try:
@@ -315,12 +316,13 @@ class ChunkProcessor:
                 if not isinstance(page, int) or not chunk.page_start <= page <= chunk.page_end:
                     raise  # killed before any page, or beside another process: the attempt fails
                 deaths[page] += 1
-                if deaths[page] >= _DEATHS_TO_BLAME_A_PAGE:
-                    lost[page] = exc.message
+                if deaths[page] >= _DEATHS_TO_BLAME_A_PAGE or not exc.retryable:
+                    lost[page] = (exc.code, exc.message)
                 log.warning(
                     "ocr_process_died_on_page",
                     chunk_id=str(chunk.id),
                     page=page,
+                    error_code=exc.code,
                     deaths=deaths[page],
                     page_failed=page in lost,
                 )

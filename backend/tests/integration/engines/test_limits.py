@@ -135,12 +135,12 @@ def test_the_pool_names_the_page_a_dead_process_was_on_and_a_rerun_skips_it(tmp_
         assert raised.value.context["page"] == 12  # the chunk's second page, numbered in the document
         assert "died on page 12" in str(raised.value)
 
-        lost = {12: str(raised.value)}
+        lost = {12: ("ocr_process_died", str(raised.value))}
         pages, _ = pool.submit(recognize_in_process, "text-layer", chunk, 11, lost=lost).result(timeout=120)
         assert [p.page_number for p in pages] == [11, 12, 13]
         assert all(len(p.text) > 100 for p in (pages[0], pages[2]))
         assert pages[1].error is not None
-        assert (pages[1].error.code, pages[1].error.message) == ("ocr_process_died", lost[12])
+        assert (pages[1].error.code, pages[1].error.message) == lost[12]
         assert pool.replaced == 1  # the rerun did not touch the bomb
     finally:
         stop_ocr_pool(pool)

@@ -8,11 +8,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from pypdf import PdfReader, PdfWriter
+from structlog.testing import capture_logs
 
 from app.core.config import Settings
+from app.engines._page_clock import PAGE_CLOCK_SIGNAL
 from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
 from app.services.text_reader import TextReader
-from tests.bombs import content_bomb_pdf
+from tests.bombs import content_bomb_pdf, scattered_glyphs_pdf
 from tests.corpus.unreadable_pages import huge_and_bomb_among_small
 from tests.peak_rss import run_measuring_peak_rss
 
@@ -41,6 +44,34 @@ async def test_a_page_that_kills_its_process_is_left_and_the_pages_after_it_are_
     assert read.pages[4].source == "text-layer"
     assert reader._pool is not None
     assert reader._pool.replaced == 1  # exactly one process died: on page 3, not on the retry
+
+
+@pytest.mark.timeout(60)
+async def test_a_page_slow_to_read_is_left_to_the_workers_after_its_seconds(
+    reader: TextReader, tmp_path: Path
+) -> None:
+    """Page 2 holds 100,000 letters placed one by one: PDFium's text page takes about a minute.
+    The pass gives it PAGE_SECONDS of CPU, ends its process, and reads page 3 in a new one."""
+    texts = make_born_digital_pdf(tmp_path / "a.pdf", pages=1, seed=5)
+    scattered_glyphs_pdf(tmp_path / "slow.pdf", 100_000)
+    texts += make_born_digital_pdf(tmp_path / "b.pdf", pages=1, seed=6)
+    writer = PdfWriter()
+    for part in ("a", "slow", "b"):
+        writer.append(PdfReader(tmp_path / f"{part}.pdf"))
+    writer.write(tmp_path / "doc.pdf")
+    told: list[bool] = []
+    reader.on_pages_to_ocr = lambda: told.append(True)
+
+    with capture_logs() as logs:
+        read = await reader.read("auto", tmp_path / "doc.pdf", 3)
+
+    assert sorted(read.pages) == [1, 3]
+    assert [read.pages[n].text.split() for n in (1, 3)] == [t.split() for t in texts]
+    assert told == [True]  # page 2 is the workers'
+    assert reader._pool is not None
+    assert reader._pool.replaced == 1
+    (replaced,) = [e for e in logs if e["event"] == "ocr_pool_replaced"]
+    assert -PAGE_CLOCK_SIGNAL in replaced["exit_codes"].values()
 
 
 async def test_slices_in_parallel_read_every_text_page_in_order(reader: TextReader, tmp_path: Path) -> None:
