@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 
@@ -55,13 +56,15 @@ def pass_version() -> str:
 
 
 def read_text_pages(
-    engine_name: str, pdf_path: str, page_count: int, start: int, stop: int
+    engine_name: str, pdf_path: str, page_count: int, start: int, stop: int, deadline: float | None = None
 ) -> tuple[list[PageResult | None], str]:
     """Run in an OCR process: for pages [start, stop) (0-based) of the file, each page's result
     when its text layer is its text, else None; and the version of what read them.
 
     Every page is None when the file does not open as the planner counted it (PDFium sees a
     different page count in a damaged file): the workers read its repaired cut instead.
+    deadline (time.monotonic(), the same clock in every process): no page is begun after it,
+    and the pages not begun are None (the workers read them).
     """
     version = pass_version()
     pages: list[PageResult | None] = [None] * (stop - start)
@@ -79,6 +82,8 @@ def read_text_pages(
                     if len(document) != page_count:
                         return [None] * (stop - start), version
                     for index in range(first, min(first + pages_per_open, stop)):
+                        if deadline is not None and time.monotonic() >= deadline:
+                            return pages, version
                         pages[index - start] = _read(document, index, engine_name)
     except (OCRError, MemoryError):  # the file itself cannot be opened here: the workers will say why
         return [None] * (stop - start), version

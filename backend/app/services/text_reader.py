@@ -2,8 +2,8 @@
 
 The processes start on the first document that needs them, or earlier through start() (the
 command line starts them while it connects), and stop with the process's composition root.
-Whatever goes wrong in the pass (a process PDFium kills, a page over the limits) leaves pages to
-the workers: the pass only ever saves work, it never fails a start.
+Whatever goes wrong in the pass (a process PDFium kills, a page over the limits, a pass past
+PASS_SECONDS) leaves pages to the workers: the pass only ever saves work, it never fails a start.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ from app.engines.text_pass import pass_version, read_text_pages, slices
 log = get_logger(__name__)
 
 MAX_DEATHS = 8  # processes PDFium may kill in one file's pass before the rest is left to the workers
+# Wall seconds a file's pass may take: after them no page is begun, and the rest are the workers'.
+# Each page has its own CPU time (text_pass.PAGE_SECONDS), but a page tree may name one slow page
+# 10,000 times; an upload waits for its pass. Born-digital pages take about 0.3 ms each.
+PASS_SECONDS = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,7 @@ class TextReader:
     # Called (on the event loop) when a planned file has a page to OCR: the command line starts
     # its worker then, not before, so a born-digital file never pays for one.
     on_pages_to_ocr: Callable[[], None] | None = None
+    seconds: float = PASS_SECONDS  # how long a file's pass may begin pages
     _pool: OcrPool | None = field(default=None, init=False)
 
     def reads(self, engine: str) -> bool:
@@ -66,12 +71,16 @@ class TextReader:
             return ReadPages({}, "")
         started = time.perf_counter()
         self.start()
+        deadline = time.monotonic() + self.seconds
         pages: dict[int, PageResult] = {}
         versions: list[str] = []
         left: list[int] = []  # pages a process died on
         parts = slices(page_count, self._processes)
         await asyncio.gather(
-            *(self._read_slice(engine, pdf_path, page_count, part, pages, versions, left) for part in parts)
+            *(
+                self._read_slice(engine, pdf_path, page_count, part, deadline, pages, versions, left)
+                for part in parts
+            )
         )
         if len(pages) < page_count:
             self.pages_to_ocr()
@@ -82,6 +91,7 @@ class TextReader:
             read=len(pages),
             processes=len(parts),
             died_on=left,
+            out_of_time=time.monotonic() >= deadline,
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         return ReadPages(pages, versions[0] if versions else "")
@@ -92,20 +102,22 @@ class TextReader:
         pdf_path: Path,
         page_count: int,
         part: tuple[int, int],
+        deadline: float,
         pages: dict[int, PageResult],
         versions: list[str],
         left: list[int],
     ) -> None:
         """Read pages [start, stop). When PDFium kills the process on a page, that page is left to
         the workers (they fail it alone) and the rest of the slice is read again, up to
-        MAX_DEATHS deaths a file; any other failure leaves the slice's pages to the workers."""
+        MAX_DEATHS deaths a file; any other failure leaves the slice's pages to the workers. No
+        page is begun after the deadline."""
         loop = asyncio.get_running_loop()
         todo = [part]
-        while todo:
+        while todo and time.monotonic() < deadline:
             start, stop = todo.pop()
             try:
                 read, version = await loop.run_in_executor(
-                    self._pool, read_text_pages, engine, str(pdf_path), page_count, start, stop
+                    self._pool, read_text_pages, engine, str(pdf_path), page_count, start, stop, deadline
                 )
             except OcrProcessDiedError as exc:
                 page = exc.context.get("page")

@@ -74,6 +74,37 @@ async def test_a_page_slow_to_read_is_left_to_the_workers_after_its_seconds(
     assert -PAGE_CLOCK_SIGNAL in replaced["exit_codes"].values()
 
 
+@pytest.mark.timeout(60)
+async def test_no_page_is_begun_after_the_pass_runs_out_of_time(settings: Settings, tmp_path: Path) -> None:
+    """A text page, 40 pages of 10,000 overlapping letters (PDFium takes about half a second on
+    each, well within a page's own time), a text page: the pass, given 2 s, stops beginning pages
+    and leaves the rest (the last page among them) to the workers."""
+    texts = make_born_digital_pdf(tmp_path / "a.pdf", pages=1, seed=5)
+    scattered_glyphs_pdf(tmp_path / "slow.pdf", 10_000)
+    make_born_digital_pdf(tmp_path / "b.pdf", pages=1, seed=6)
+    writer = PdfWriter()
+    for part in ("a", *["slow"] * 40, "b"):
+        writer.append(PdfReader(tmp_path / f"{part}.pdf"))
+    writer.write(tmp_path / "doc.pdf")
+    reader = TextReader(
+        settings.model_copy(update={"read_text_at_planning": True, "ocr_processes": 2}), seconds=2
+    )
+    told: list[bool] = []
+    reader.on_pages_to_ocr = lambda: told.append(True)
+    try:
+        with capture_logs() as logs:
+            read = await reader.read("auto", tmp_path / "doc.pdf", 42)
+    finally:
+        await reader.close()
+
+    assert read.pages[1].text.split() == texts[0].split()
+    assert 42 not in read.pages
+    assert len(read.pages) < 20  # a few of the slow pages were read in the time, not all 40
+    assert told == [True]
+    (done,) = [e for e in logs if e["event"] == "text_pass"]
+    assert done["out_of_time"] is True
+
+
 async def test_slices_in_parallel_read_every_text_page_in_order(reader: TextReader, tmp_path: Path) -> None:
     texts = make_born_digital_pdf(tmp_path / "born.pdf", pages=600, seed=9)
 
