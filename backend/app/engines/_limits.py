@@ -36,6 +36,7 @@ from typing import Any
 
 from app.core.errors import ResourceLimitError
 from app.engines._page_clock import set_page_seconds
+from app.engines.base import PageResult
 
 _MIB = 1 << 20
 _INFLATE_STEP = _MIB  # bytes inflated (then dropped) at a time while counting
@@ -46,6 +47,7 @@ class Limits:
     page_decoded_bytes: int | None = None  # None: pages are not measured
     address_space_bytes: int | None = None  # None: no RLIMIT_AS
     page_cpu_seconds: float | None = None  # None: pages are not timed (_page_clock)
+    page_text_chars: int | None = None  # None: a page's text may be as long as it is
 
 
 _limits = Limits()
@@ -91,6 +93,22 @@ def address_space_headroom(headroom: int) -> Iterator[None]:
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def text_within_limit(result: PageResult) -> PageResult:
+    """The page, or when its text is longer than MAX_PAGE_TEXT_CHARS, the page failed with
+    `resource_limit`. A 144 KB page of 7 million tiny letters is one PDFium reads in 3 s; a page
+    tree may name it 10,000 times, and every chunk result and merge holds its text in memory."""
+    limit = _limits.page_text_chars
+    if limit is None or len(result.text) <= limit:
+        return result
+    return PageResult.failed(
+        result.page_number,
+        ResourceLimitError.code,
+        f"page {result.page_number}'s text is {len(result.text):,} characters, more than "
+        f"{limit:,} (MAX_PAGE_TEXT_CHARS)",
+        result.source,
+    )
 
 
 def memory_error(page_number: int | None = None) -> ResourceLimitError:

@@ -43,7 +43,7 @@ from app.core.config import Settings, get_settings
 from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import configure_logging, get_logger
 from app.engines._lifetime import arm_ocr_process
-from app.engines._limits import Limits, memory_error, set_limits
+from app.engines._limits import Limits, memory_error, set_limits, text_within_limit
 from app.engines._page_clock import PAGE_CLOCK_SIGNAL, stop_page_clock
 from app.engines._pages import marker_record, track_task, without_pages
 from app.engines._tesseract_api import reader
@@ -70,11 +70,12 @@ def _start_ocr_process(limits: Limits, settings: Settings | None) -> None:
 
 def limits_for(settings: Settings) -> Limits:
     """The limits the settings ask for (MAX_PAGE_DECODED_MB, OCR_PROCESS_MEMORY_MB,
-    MAX_PAGE_CPU_SECONDS; 0: none)."""
+    MAX_PAGE_CPU_SECONDS, MAX_PAGE_TEXT_CHARS; 0: none)."""
     return Limits(
         page_decoded_bytes=settings.max_page_decoded_mb * _MIB if settings.max_page_decoded_mb else None,
         address_space_bytes=settings.ocr_process_memory_mb * _MIB if settings.ocr_process_memory_mb else None,
         page_cpu_seconds=settings.max_page_cpu_seconds or None,
+        page_text_chars=settings.max_page_text_chars or None,
     )
 
 
@@ -380,7 +381,7 @@ def recognize_in_process(
     if lost:
         pdf_bytes = without_pages(pdf_bytes, [number - first_page for number in lost])
     try:
-        pages = engine.recognize(pdf_bytes, first_page)
+        pages = [text_within_limit(page) for page in engine.recognize(pdf_bytes, first_page)]
     except MemoryError:  # over OCR_PROCESS_MEMORY_MB: this chunk's input needs more than allowed
         raise memory_error() from None
     if lost:

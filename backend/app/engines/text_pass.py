@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext, supp
 import pypdfium2 as pdfium
 
 from app.core.errors import OCRError
-from app.engines._limits import address_space_headroom, current_limits
+from app.engines._limits import address_space_headroom, current_limits, text_within_limit
 from app.engines._page_clock import page_seconds_at_most
 from app.engines._pages import load_page
 from app.engines.auto import text_layer_page
@@ -124,10 +124,11 @@ def _read(document: pdfium.PdfDocument, index: int, engine_name: str) -> PageRes
     try:
         page = load_page(document, index, number)
         try:
-            if engine_name == "text-layer":
-                return read_page(page, number)
-            return text_layer_page(page, number)
+            result = read_page(page, number) if engine_name == "text-layer" else text_layer_page(page, number)
         finally:
             page.close()
     except (OCRError, MemoryError):  # a worker reads it again, and fails it with its reason
         return None
+    if result is not None and text_within_limit(result) is not result:
+        return None  # over MAX_PAGE_TEXT_CHARS: a worker fails it, and says so
+    return result

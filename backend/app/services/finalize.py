@@ -31,7 +31,7 @@ from app.models.ocr_chunk import DocumentOCRChunk
 from app.models.results import ChunkResult
 from app.services.chunk_processor import ChunkProcessor, InternalError
 from app.services.leases import run_while_leased
-from app.services.merge import merge, read_merged, store_merged, verified_chunk_result
+from app.services.merge import TextTotal, merge, read_merged, store_merged, verified_chunk_result
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.searchable import searchable_or_why, verifies
 from app.storage.base import BlobStore
@@ -85,7 +85,11 @@ class Finalizer:
 
     async def _merge(self, document: Document, lease: FinalizeLease) -> Document:
         chunks = sorted(await self.service.get_chunks_by_document(document.id), key=lambda c: c.page_start)
-        verified = [await self._verified_or_redone(chunk) for chunk in chunks]
+        total = TextTotal(self.service.settings.max_document_text_chars or None)
+        verified = []
+        for chunk in chunks:
+            verified.append(pair := await self._verified_or_redone(chunk))
+            total.add(document, pair[1])
         chunks, results = [c for c, _ in verified], [r for _, r in verified]
         searchable, unsearchable = None, None
         if self.service.settings.searchable_pdf:

@@ -13,11 +13,12 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from app.core.errors import ConflictError, NotFoundError, OCRError
+from app.core.errors import ConflictError, NotFoundError, OCRError, ResourceLimitError
 from app.core.logging import get_logger
 from app.models.document import Document, DocumentStatus, FinalizeLease
 from app.models.ocr_chunk import DocumentOCRChunk
@@ -126,6 +127,26 @@ async def searchable_pdf_of(
             why = "no page of it needed OCR"
         raise NoSearchablePdfError(f"document {document.id} has no searchable PDF: {why}")
     return merged.searchable_pdf
+
+
+@dataclass
+class TextTotal:
+    """The characters of text in a document's chunk results, counted as each is read: past
+    MAX_DOCUMENT_TEXT_CHARS the merge stops (ResourceLimitError, permanent) before it holds more.
+    A merge holds every page's text at once, and a page tree may name one page of a million
+    characters 10,000 times."""
+
+    limit: int | None
+    characters: int = 0
+
+    def add(self, document: Document, result: ChunkResult) -> None:
+        self.characters += sum(len(page.text) for page in result.pages)
+        if self.limit is not None and self.characters > self.limit:
+            raise ResourceLimitError(
+                f"document {document.id}'s text is more than {self.limit:,} characters "
+                f"(MAX_DOCUMENT_TEXT_CHARS); its result is not merged",
+                document_id=document.id,
+            )
 
 
 async def verified_chunk_result(store: BlobStore, chunk: DocumentOCRChunk) -> ChunkResult | None:
@@ -245,7 +266,12 @@ async def rebuild_merged(
     lease = claimed.finalize_lease
     try:
         chunks = sorted(await service.get_chunks_by_document(document.id), key=lambda c: c.page_start)
-        results = [await verified_chunk_result(store, chunk) for chunk in chunks]
+        total = TextTotal(service.settings.max_document_text_chars or None)
+        results: list[ChunkResult | None] = []
+        for chunk in chunks:
+            results.append(result := await verified_chunk_result(store, chunk))
+            if result is not None:
+                total.add(claimed, result)
         if any(r is None for r in results):
             await _hand_to_worker(service, queue, lease)
             raise ResultRebuildingError(f"document {document.id} needs chunks OCR'd again; retry shortly")
