@@ -14,6 +14,7 @@ import pytest
 from app.pdf import object_scan
 from app.pdf.errors import ObjectsTooLargeError
 from app.pdf.object_scan import LAYER_MARK, may_hide_layers
+from app.pdf.samples import make_born_digital_pdf
 from tests.layered_pdfs import LayeredPdf, hidden, line
 
 WINDOW = object_scan._WINDOW
@@ -136,3 +137,48 @@ def test_object_stream_data_is_read_once_however_the_marks_lie(tmp_path: Path) -
 def test_an_unreadable_file_is_left_to_pikepdf(tmp_path: Path) -> None:
     assert may_hide_layers(tmp_path / "missing.pdf")
     assert may_hide_layers(tmp_path)  # a directory
+
+
+@pytest.mark.parametrize("object_streams", [False, True], ids=["in-clear", "in-object-streams"])
+def test_the_objects_a_file_holds_are_counted_as_pikepdf_counts_them(
+    tmp_path: Path, object_streams: bool
+) -> None:
+    texts = tmp_path / "born.pdf"
+    make_born_digital_pdf(texts, pages=40, seed=2)
+    path = _compressed(texts, tmp_path / "compressed.pdf") if object_streams else texts
+    with pikepdf.open(path) as pdf:
+        expected = len(pdf.objects)  # the object streams and the cross-reference stream among them
+
+    assert object_scan.scan_objects(path).objects == expected
+
+
+def test_a_file_of_more_objects_than_the_limit_is_refused_before_it_is_opened(tmp_path: Path) -> None:
+    """2,000,001 one-byte objects in clear (a 60 MB file): PDFium took 187 MB to open 2,000,000 of
+    them, and 1 GB to cut a page that reaches them all."""
+    count = object_scan.MAX_OBJECTS + 1
+    body = bytearray(b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n")
+    body += b"".join(b"%d 0 obj\n1\nendobj\n" % number for number in range(2, count + 1))
+    path = tmp_path / "many.pdf"
+    path.write_bytes(bytes(body))
+    fewer = tmp_path / "fewer.pdf"
+    fewer.write_bytes(bytes(body[: body.rfind(b"%d 0 obj" % count)]))
+
+    with pytest.raises(ObjectsTooLargeError, match="2,000,000 objects"):
+        object_scan.scan_objects(path)
+    assert object_scan.scan_objects(fewer).objects == object_scan.MAX_OBJECTS
+
+
+def test_object_streams_that_claim_more_objects_than_the_limit_are_refused(tmp_path: Path) -> None:
+    claim = b"<< /Type /ObjStm /N %d /First 4 /Filter /FlateDecode /Length %d >>"
+    data = zlib.compress(b"1 0 2")
+    path = tmp_path / "claims.pdf"
+    path.write_bytes(
+        b"%PDF-1.7\n5 0 obj\n"
+        + claim % (object_scan.MAX_OBJECTS, len(data))
+        + b"\nstream\n"
+        + data
+        + b"\nendstream\nendobj\n"
+    )
+
+    with pytest.raises(ObjectsTooLargeError, match="2,000,000 objects"):
+        object_scan.scan_objects(path)  # the stream's own object, and the 2,000,000 it says it holds
