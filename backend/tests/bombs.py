@@ -82,6 +82,23 @@ def scattered_glyphs_pdf(path: Path, glyphs: int = 100_000) -> Path:
     )
 
 
+def reachable_objects_pdf(path: Path, objects: int) -> Path:
+    """One blank page whose dictionary reaches `objects` one-byte objects through an array under
+    a key no reader uses: PDFium opens the file holding every object, and copies all of them when
+    it cuts the page (about 500 bytes each)."""
+    first = 5
+    return _write(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Junk 4 0 R >>",
+            b"[" + b" ".join(b"%d 0 R" % (first + i) for i in range(objects)) + b"]",
+            *[b"1"] * objects,
+        ],
+    )
+
+
 def image_bomb_pdf(path: Path, side: int = 60_000) -> Path:
     """One letter page drawing a side x side DeviceGray image of zeros (side^2 bytes decoded)."""
     raw = side * side

@@ -70,6 +70,7 @@ class PdfInfo:
     damage: tuple[PageDamage, ...] = ()  # each lost or repaired page, with why or what was substituted
     may_have_text: bool = True  # False: no page can have a text layer (no font is named anywhere)
     may_hide_layers: bool = False  # True: the file names optional content (app.pdf.object_scan)
+    objects: int = 0  # the objects the file holds, as its bytes say (app.pdf.object_scan)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +140,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
         damage,
         objects.may_have_text,
         objects.may_hide_layers,
+        objects.objects,
     )
     log.debug(
         "pdf_inspected",

@@ -94,6 +94,13 @@ def split_pdf_to_files(
     )
 
 
+def cut_to_files(path: str, ranges: list[PageRange], directory: str) -> list[tuple[PageRange, str]]:
+    """split_pdf_to_files, every piece at once: run in an OCR process (the planner's, for a file
+    too large to cut in the process that plans; app.services.text_reader.TextReader.cut)."""
+    pieces = split_pdf_to_files(Path(path), ranges, Path(directory))
+    return [(page_range, str(piece)) for page_range, piece in pieces]
+
+
 class _LostReasons:
     """Why pages of one source cannot be copied: read with pypdf once, when the first is needed."""
 

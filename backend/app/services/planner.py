@@ -31,6 +31,7 @@ import secrets
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from uuid import UUID
@@ -106,7 +107,7 @@ async def start_document(
                 read = await _read(reader, engine, readable, info)
                 target = _Target(matter_id, document_id, engine, language)
                 ranges = await _cut_and_upload(
-                    store, readable, target, info, read, chunk_pages, workers, uploaded
+                    store, readable, target, info, read, chunk_pages, workers, uploaded, reader
                 )
         document = await service.create_document(
             DocumentCreate(
@@ -172,7 +173,7 @@ async def plan_document(
             read = await _read(reader, document.engine, readable, info)
             target = _Target(document.matter_id, document.id, document.engine, document.language)
             ranges = await _cut_and_upload(
-                store, readable, target, info, read, chunk_pages, workers, uploaded
+                store, readable, target, info, read, chunk_pages, workers, uploaded, reader
             )
             chunks = await service.start_document(document.id, ranges)
         except BaseException:
@@ -226,6 +227,12 @@ async def _read(reader: TextReader | None, engine: str, pdf_path: Path, info: Pd
     return await reader.read(engine, pdf_path, info.page_count)
 
 
+# Past this many objects a file is cut in an OCR process (TextReader.cut), not in the planning
+# process: PDFium copies every object a page reaches, and a page can reach them all (2,000,000
+# one-byte objects took the cut 1 GB). Real files of thousands of pages hold tens of thousands.
+CUT_APART_OBJECTS = 100_000
+
+
 async def _cut_and_upload(
     store: BlobStore,
     pdf_path: Path,
@@ -235,6 +242,7 @@ async def _cut_and_upload(
     chunk_pages: int | None,
     workers: int,
     uploaded: list[str],
+    reader: TextReader | None = None,
 ) -> list[PlannedChunk]:
     ranges: list[PlannedChunk] = []
     plan_id = secrets.token_hex(4)  # this start's own input objects (see chunk_input_path)
@@ -243,9 +251,13 @@ async def _cut_and_upload(
         read_flags, chunk_pages, workers, engine_spec(target.engine).pages_per_request
     )
     is_read = {page_range.chunk_index: flag for page_range, flag in planned}
+    ranges_to_cut = [page_range for page_range, _ in planned]
     with tempfile.TemporaryDirectory(prefix="chunk-ocr-cut-") as scratch:
-        # a generator: nothing runs until next(), in a thread; one chunk's file on disk at a time
-        pieces = split_pdf_to_files(pdf_path, [page_range for page_range, _ in planned], Path(scratch))
+        pieces: Iterator[tuple[PageRange, Path]]
+        if reader is not None and info.objects > CUT_APART_OBJECTS:
+            pieces = iter(await reader.cut(pdf_path, ranges_to_cut, Path(scratch)))
+        else:  # a generator: nothing runs until next(), in a thread; one chunk's file on disk at a time
+            pieces = split_pdf_to_files(pdf_path, ranges_to_cut, Path(scratch))
         while (piece := await asyncio.to_thread(next, pieces, None)) is not None:
             page_range, piece_path = piece
             stored = await store.put_file(

@@ -23,6 +23,9 @@ from app.engines.errors import OcrProcessDiedError
 from app.engines.pool import OcrPool, make_ocr_pool, stop_ocr_pool
 from app.engines.specs import engine_spec
 from app.engines.text_pass import pass_version, read_text_pages, slices
+from app.pdf.errors import ObjectsTooLargeError
+from app.pdf.plan import PageRange
+from app.pdf.split import cut_to_files
 
 log = get_logger(__name__)
 
@@ -137,6 +140,28 @@ class TextReader:
     def _processes(self) -> int:
         assert self._pool is not None
         return self._pool.processes
+
+    async def cut(
+        self, pdf_path: Path, ranges: list[PageRange], directory: Path
+    ) -> list[tuple[PageRange, Path]]:
+        """The file cut into its chunks' PDFs in `directory` (app.pdf.split), in an OCR process:
+        under its memory limit, not in the process that plans. ObjectsTooLargeError when the cut
+        needs more than OCR_PROCESS_MEMORY_MB (PDFium copies every object a page reaches)."""
+        started = time.perf_counter()
+        self.start()
+        loop = asyncio.get_running_loop()
+        try:
+            pieces = await loop.run_in_executor(
+                self._pool, cut_to_files, str(pdf_path), ranges, str(directory)
+            )
+        except (OcrProcessDiedError, MemoryError):
+            raise ObjectsTooLargeError(
+                "cutting the PDF into chunks needs more memory than an OCR process may have "
+                f"({self.settings.ocr_process_memory_mb} MiB, OCR_PROCESS_MEMORY_MB)"
+            ) from None
+        duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        log.info("pdf_cut_apart", path=str(pdf_path), chunks=len(ranges), duration_ms=duration_ms)
+        return [(page_range, Path(piece)) for page_range, piece in pieces]
 
     def pages_to_ocr(self) -> None:
         """Say that a file being planned has pages to OCR (on_pages_to_ocr)."""
