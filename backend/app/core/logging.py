@@ -16,18 +16,24 @@ import structlog
 
 _configured = False
 _log_file: TextIO | None = None  # the file a configuration opened; the next one closes it
+_log_path: Path | None = None  # where _log_file is
 
 
 def configure_logging(level: str = "INFO", *, json: bool | None = None, file: Path | None = None) -> None:
     """Configure structlog and the stdlib root logger: lines appended to `file` (created), else
-    written to stderr. Called again, it replaces the configuration before."""
-    global _configured, _log_file
+    written to stderr. Called again, it replaces the configuration before; a file already open
+    for the one before is kept open, not opened again: another thread may be writing to it (the
+    command line's planning, while its worker's start-up configures the same file again)."""
+    global _configured, _log_file, _log_path
     previous = _log_file
-    if file is not None:
+    if file is not None and _log_file is not None and _log_path == file.resolve():
+        previous = None  # the same file: kept
+    elif file is not None:
         file.parent.mkdir(parents=True, exist_ok=True)
         _log_file = file.open("a", encoding="utf-8", buffering=1)  # a line at a time, as stderr
+        _log_path = file.resolve()
     else:
-        _log_file = None
+        _log_file, _log_path = None, None
     stream = _log_file if _log_file is not None else sys.stderr
     if json is None:
         json = not stream.isatty()

@@ -28,6 +28,14 @@ from app.services.planner import StartedDocument
 _SHOWN_FAILURES = 3  # failed pages named on the warning line; the JSON lists them all
 
 
+class WorkerStoppedError(OCRError):
+    """The command's worker ended before its documents did, not by an error of theirs. Retryable:
+    what was done is kept, and the command run again takes up the rest (exit 1, not 2)."""
+
+    code = "worker_stopped"
+    retryable = True
+
+
 @dataclass
 class RunReport:
     documents: list[dict[str, Any]] = field(default_factory=list)
@@ -295,9 +303,14 @@ async def _wait(
                 await asyncio.sleep(outage.delay())
                 continue
             if worker is None or not worker.alive():
-                if worker is not None and isinstance(failure := worker.failure(), OCRError):
+                failure = worker.failure() if worker is not None else None
+                if isinstance(failure, OCRError):
                     raise failure
-                raise OCRError("the worker stopped before the documents finished")
+                raise WorkerStoppedError(
+                    "the worker stopped before the documents finished"
+                    + (f" ({type(failure).__name__}: {failure})" if failure is not None else "")
+                    + "; run the command again to go on where it stopped"
+                )
             # asked again as each job ends (the last chunk's merge ends a document), else every
             # tenth of a second for the progress bar (spaced out in an outage)
             await worker.next_job_end(outage.delay())
