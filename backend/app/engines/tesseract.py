@@ -42,6 +42,7 @@ from app.core.errors import OCRError
 from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
 from app.engines._annotations import joined_text, undrawn_field_text
+from app.engines._denoise import denoised
 from app.engines._orientation import LEVEL, MIN_SKEW, Lines, measure, straighten, turn
 from app.engines._page_clock import paused_page_clock
 from app.engines._pages import (
@@ -128,6 +129,7 @@ class TesseractEngine:
             page=page.number,
             rotation=rotation,
             skew=page.skew,
+            denoised=page.denoised,
             read_again=len(retry),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
@@ -243,6 +245,7 @@ class _Rendered:
     skew: float  # degrees of counter-clockwise tilt straightened (0.0: level enough as it came)
     sideways: bool  # its lines run up and down: guess which way up before reading it
     undrawn: str  # form fields' text the render leaves out (a chunk has no form to draw them)
+    denoised: bool = False  # its sensor noise was smoothed before reading (_denoise)
 
 
 def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered | PageResult:
@@ -260,13 +263,14 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
             image = page_image(document, page, index, number, dpi)
         finally:
             page.close()
+        image, smoothed = denoised(image)
         lines = _measure(image, number, dpi)
         skew = lines.skew if abs(lines.skew) >= MIN_SKEW else 0.0
         if skew:
             image = straighten(image, skew)
     except (OCRError, MemoryError) as exc:
         return failed_page(number, exc)
-    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn)
+    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed)
 
 
 def _measure(image: Image.Image, number: int, dpi: int) -> Lines:
