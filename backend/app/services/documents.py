@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from uuid import UUID
 
-from app.core.errors import InvalidInputError, QueueUnavailableError
+from app.core.errors import InvalidInputError, QueueUnavailableError, RepositoryUnavailableError
 from app.core.languages import DEFAULT_LANGUAGE, check_language, language_codes
+from app.core.logging import get_logger
 from app.engines.languages import not_installed
 from app.engines.registry import available_engines
 from app.engines.specs import engine_spec
@@ -44,6 +45,9 @@ class LanguageNotOfferedError(InvalidInputError):
     """No worker's tesseract reads the language asked for (its trained data is not installed)."""
 
     code = "language_unavailable"
+
+
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +179,17 @@ class Documents:
         )
         if not start:
             return started
-        return replace(started, document=await self.service.get_document(started.document.id))
+        return await self._as_now(started)
+
+    async def _as_now(self, started: StartedDocument) -> StartedDocument:
+        """started with its document as the database holds it now; as started, when the database
+        stops answering after the start was committed: the document exists and its chunks are
+        queued, so the caller must get its id, not an error (which had a user submit it again)."""
+        try:
+            return replace(started, document=await self.service.get_document(started.document.id))
+        except RepositoryUnavailableError as exc:
+            log.warning("document_reread_failed", document_id=str(started.document.id), error=str(exc))
+            return started
 
     async def start(self, document: Document, *, chunk_pages: int | None = None) -> StartedDocument:
         """Plan a registered document from its stored source (OCRAlreadyStartedError the second
@@ -185,7 +199,7 @@ class Documents:
         planned = await plan_document(
             self.service, self.store, self.queue, document, chunk_pages=chunk_pages, reader=self.reader
         )
-        return replace(planned, document=await self.service.get_document(document.id))
+        return await self._as_now(planned)
 
     async def retry(self, document_id: IdLike) -> Retried:
         """Every failed chunk of the document back to the queue, due now (a person asked)."""

@@ -78,8 +78,9 @@ def finalize_job_id(document_id: UUID) -> str:
 
 
 class JobQueue(Protocol):
-    async def enqueue_chunk(self, chunk_id: UUID, attempt: int, defer_until: datetime | None = None) -> bool:
-        """Enqueue one chunk attempt; False when that job is already queued."""
+    async def enqueue_chunk(self, chunk_id: UUID, attempt: int, defer_by: timedelta | None = None) -> bool:
+        """Enqueue one chunk attempt, due `defer_by` from now by this process's clock (None: now);
+        False when that job is already queued."""
         ...
 
     async def enqueue_finalize(self, document_id: UUID) -> bool: ...
@@ -104,14 +105,14 @@ class ArqJobQueue:
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
 
-    async def enqueue_chunk(self, chunk_id: UUID, attempt: int, defer_until: datetime | None = None) -> bool:
+    async def enqueue_chunk(self, chunk_id: UUID, attempt: int, defer_by: timedelta | None = None) -> bool:
         async with translated_redis_errors():
             job = await self.redis.enqueue_job(
                 PROCESS_CHUNK_JOB,
                 str(chunk_id),
                 _job_id=chunk_job_id(chunk_id, attempt),
                 _queue_name=QUEUE_NAME,
-                _defer_until=defer_until,
+                _defer_by=defer_by,
             )
         return job is not None
 
@@ -208,12 +209,19 @@ async def enqueue_next_attempts(queue: JobQueue, chunks: Sequence[DocumentOCRChu
     """Enqueue the next attempt of each pending chunk, due when its row is (next_attempt_at: now
     for a new or a forced chunk, after its backoff for an automatic retry).
 
+    Due after the row's delay (next_attempt_at less updated_at, both the database's clock), not
+    at its next_attempt_at: arq compares a job's time with the clock of the worker that polls,
+    and a worker whose clock ran 5 minutes behind the database's left every new chunk queued,
+    not due, for those 5 minutes.
+
     False (logged) when Redis is unavailable: the rows are pending in the
     database, so the sweep enqueues them once it is back. Nothing is lost.
     """
     try:
         for chunk in chunks:
-            await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1, defer_until=chunk.next_attempt_at)
+            delay = chunk.next_attempt_at - chunk.updated_at
+            defer_by = delay if delay > timedelta(0) else None
+            await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1, defer_by)
     except QueueUnavailableError as exc:
         log.warning(
             "enqueue_deferred_to_sweep",
