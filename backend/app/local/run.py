@@ -167,7 +167,11 @@ async def _run(
         # a page to OCR, or a merge left to a worker
         workers.ensure()
 
-    finished = await _wait(stack, [s for _, s, _ in started], workers.worker, show_progress)
+    try:
+        finished = await _wait(stack, [s for _, s, _ in started], workers.worker, show_progress)
+    except asyncio.CancelledError:  # Ctrl-C: say what is left, and how it goes on
+        print(_left_unfinished([(pdf, doc.document.id) for pdf, doc, _ in started]), file=sys.stderr)
+        raise
     if workers.worker is not None:  # nothing left for it: it shuts down while the outputs are written
         workers.worker.request_stop()
 
@@ -256,6 +260,16 @@ def _without_text(merged: MergedResult) -> str | None:
     return (
         f"{len(blank)} of {merged.page_count} pages have no text layer (pages {shown}); "
         "if they are scanned, --engine auto or tesseract reads them"
+    )
+
+
+def _left_unfinished(documents: list[tuple[Path, UUID]]) -> str:
+    """One line for a run stopped by Ctrl-C: its documents stay queued, not lost."""
+    named = ", ".join(f"{pdf.name} ({document_id})" for pdf, document_id in documents[:_SHOWN_FAILURES])
+    more = f" and {len(documents) - _SHOWN_FAILURES} more" if len(documents) > _SHOWN_FAILURES else ""
+    return (
+        f"chunk-ocr: interrupted: {named}{more} left queued; a `chunk-ocr worker` finishes them "
+        "(then `chunk-ocr result ID`), or `chunk-ocr run` the files again"
     )
 
 

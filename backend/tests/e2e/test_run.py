@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import sys
 from pathlib import Path
+from uuid import uuid4
 
 import asyncpg
 import pytest
@@ -207,3 +210,36 @@ def test_text_layer_engine_on_a_born_digital_file_says_nothing(
     )
     assert result.returncode == ExitCode.OK, result.stderr
     assert [line for line in result.stderr.splitlines() if line.startswith("chunk-ocr: ")] == []
+
+
+@pytest.mark.timeout(120)
+async def test_ctrl_c_says_which_documents_are_left_queued(
+    cli_env: dict[str, str], pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    """Ctrl-C ended `run` without a word, and the document it left queued was found only when a
+    later worker OCR'd it. Now one line names it and says how it goes on."""
+    pdf = tmp_path / f"interrupted-{uuid4().hex[:8]}.pdf"
+    make_scanned_pdf(pdf, pages=8, seed=3)
+    process = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "app.cli", "run", str(pdf), "--out", str(tmp_path / "out")],
+        *["--engine", "tesseract", "--chunk-pages", "1", "--ocr-processes", "1"],
+        env=cli_env,
+        cwd=REPO_ROOT,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    document_id = None
+    while document_id is None:  # until the document is queued
+        await asyncio.sleep(0.2)
+        document_id = await pool.fetchval(
+            "select id from documents where filename = $1 and ocr_status = 'processing'", pdf.name
+        )
+    process.send_signal(signal.SIGINT)
+    assert process.stderr is not None
+    said = (await process.stderr.read()).decode()
+    assert await process.wait() == ExitCode.INTERRUPTED
+
+    (line,) = [line for line in said.splitlines() if line.startswith("chunk-ocr: interrupted:")]
+    assert f"{pdf.name} ({document_id})" in line
+    assert "chunk-ocr worker" in line
+    status = await pool.fetchval("select ocr_status from documents where id = $1", document_id)
+    assert status == "processing"  # left queued for a worker, not failed or lost
