@@ -21,6 +21,7 @@ the next attempt finds it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
 from collections import Counter
@@ -76,6 +77,19 @@ class InternalError(OCRError):
 
     code = "internal_error"
     retryable = True
+
+
+class WorkStoppedError(OCRError):
+    """The worker stopped reading the chunk: SIGTERM past its grace, or the job's timeout. The
+    chunk is failed with the sweep's own code (due again at once, not after a backoff) as the
+    job is cancelled, instead of staying leased until the sweep finds its heartbeat stopped."""
+
+    code = "worker_timeout"
+    retryable = True
+
+
+# How long a cancelled job may take to record its chunk's failure (the worker is stopping).
+_RECORD_CANCEL_SECONDS = 5.0
 
 
 @dataclass
@@ -152,6 +166,9 @@ class ChunkProcessor:
         except RepositoryUnavailableError as exc:
             bound.warning("chunk_unrecorded", error=str(exc), duration_ms=_ms(started))
             return ChunkOutcome.UNRECORDED
+        except asyncio.CancelledError:
+            await self._record_cancel(lease, bound, started)
+            raise
         except Exception as exc:  # every failure must land on the row, or the chunk waits for the sweep
             error = _domain_error(exc)
             bound.error(
@@ -417,6 +434,19 @@ class ChunkProcessor:
             what=f"chunk {lease.token.chunk_id}",
             on_beat=beaten,
         )
+
+    async def _record_cancel(self, lease: _Lease, bound: Any, started: float) -> None:
+        """The job is being cancelled: fail its chunk (retryable, due again at once) so another
+        worker takes it now, not when the sweep finds it stale. Best effort, within a few
+        seconds: what is not recorded, the sweep still finds."""
+        error = WorkStoppedError(
+            "the worker stopped while reading this chunk (SIGTERM past WORKER_GRACE_SECONDS, "
+            "or CHUNK_JOB_TIMEOUT_SECONDS)"
+        )
+        bound.warning("chunk_cancelled", error_code=error.code, duration_ms=_ms(started))
+        recording = asyncio.ensure_future(self._fail(lease, error, bound))
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(recording), _RECORD_CANCEL_SECONDS)
 
     async def _fail(self, lease: _Lease, error: OCRError, bound: Any) -> ChunkOutcome:
         token = lease.token
