@@ -35,12 +35,8 @@ def set_page_seconds(seconds: float | None) -> None:
     signal.signal(PAGE_CLOCK_SIGNAL, signal.SIG_DFL)  # the process ends: nothing to catch in C
 
 
-def page_seconds() -> float | None:
-    return _seconds
-
-
 def start_page_clock() -> None:
-    """A page starts: it may use the process's CPU for page_seconds() from now."""
+    """A page starts: it may use the process's CPU for the page's seconds from now."""
     if _seconds is not None:
         signal.setitimer(signal.ITIMER_PROF, _seconds)
 

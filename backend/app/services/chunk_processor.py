@@ -79,7 +79,7 @@ class InternalError(OCRError):
     retryable = True
 
 
-class WorkStoppedError(OCRError):
+class ChunkCancelledError(OCRError):
     """The worker stopped reading the chunk: SIGTERM past its grace, or the job's timeout. The
     chunk is failed with the sweep's own code (due again at once, not after a backoff) as the
     job is cancelled, instead of staying leased until the sweep finds its heartbeat stopped."""
@@ -439,7 +439,7 @@ class ChunkProcessor:
         """The job is being cancelled: fail its chunk (retryable, due again at once) so another
         worker takes it now, not when the sweep finds it stale. Best effort, within a few
         seconds: what is not recorded, the sweep still finds."""
-        error = WorkStoppedError(
+        error = ChunkCancelledError(
             "the worker stopped while reading this chunk (SIGTERM past WORKER_GRACE_SECONDS, "
             "or CHUNK_JOB_TIMEOUT_SECONDS)"
         )

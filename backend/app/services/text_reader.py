@@ -1,4 +1,5 @@
-"""The planner's text pass (app.engines.text_pass), run in OCR processes of the planning process.
+"""The planner's text pass (app.engines.text_pass), run in OCR processes of the planning process;
+and in the same processes, the cut of a file too large to cut in the planning process (cut).
 
 The processes start on the first document that needs them, or earlier through start() (the
 command line starts them while it connects), and stop with the process's composition root.
