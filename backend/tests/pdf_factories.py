@@ -156,6 +156,21 @@ def make_broken_xref_pdf(path: Path, pages: int, seed: int = 0) -> list[str]:
     return texts
 
 
+def between_text_pages(
+    path: Path, middle: Path, *, repeat: int = 1, seeds: tuple[int, int] = (5, 6)
+) -> list[str]:
+    """At path: a born-digital page, middle's pages `repeat` times, another born-digital page (a
+    hostile page among sound ones); returns the two text pages' texts."""
+    before, after = path.with_name(f"{path.stem}-before.pdf"), path.with_name(f"{path.stem}-after.pdf")
+    texts = make_born_digital_pdf(before, pages=1, seed=seeds[0])
+    texts += make_born_digital_pdf(after, pages=1, seed=seeds[1])
+    writer = PdfWriter()
+    for part in (before, *[middle] * repeat, after):
+        writer.append(PdfReader(part))
+    writer.write(path)
+    return texts
+
+
 def cer(reference: str, hypothesis: str) -> float:
     """Character error rate: edit distance over reference length, whitespace runs collapsed."""
     ref, hyp = " ".join(reference.split()), " ".join(hypothesis.split())

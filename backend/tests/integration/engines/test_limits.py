@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-from pypdf import PdfReader, PdfWriter
 
 from app.core.errors import ResourceLimitError
 from app.engines._limits import Limits
@@ -24,6 +23,7 @@ from tests.bombs import (
     process_memory_mib,
 )
 from tests.integration.engines.conftest import Sample
+from tests.pdf_factories import between_text_pages
 
 MIB = 1 << 20
 
@@ -120,13 +120,7 @@ def test_a_process_that_dies_fails_only_its_own_task_and_the_pool_is_replaced(tm
 @pytest.mark.timeout(300)
 def test_the_pool_names_the_page_a_dead_process_was_on_and_a_rerun_skips_it(tmp_path: Path) -> None:
     # Text, a content bomb PDFium aborts on (no page meter, 768 MiB of address space), text.
-    make_born_digital_pdf(tmp_path / "a.pdf", pages=1, seed=5)
-    content_bomb_pdf(tmp_path / "bomb.pdf", 1 << 30)
-    make_born_digital_pdf(tmp_path / "b.pdf", pages=1, seed=6)
-    writer = PdfWriter()
-    for part in ("a", "bomb", "b"):
-        writer.append(PdfReader(tmp_path / f"{part}.pdf"))
-    writer.write(tmp_path / "chunk.pdf")
+    between_text_pages(tmp_path / "chunk.pdf", content_bomb_pdf(tmp_path / "bomb.pdf", 1 << 30))
     chunk = (tmp_path / "chunk.pdf").read_bytes()
     pool = make_ocr_pool(1, Limits(page_decoded_bytes=None, address_space_bytes=768 * MIB))
     try:

@@ -10,24 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pypdf import PdfReader, PdfWriter
 
 from app.engines._limits import Limits
 from app.engines.errors import OcrProcessDiedError, PageTimeoutError
 from app.engines.pool import make_ocr_pool, recognize_in_process, stop_ocr_pool
 from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
 from tests.bombs import scattered_glyphs_pdf
+from tests.pdf_factories import between_text_pages
 
 
 def text_slow_text(tmp_path: Path) -> tuple[bytes, list[str]]:
     """Three pages: text, 40,000 scattered letters (PDFium's text page takes seconds), text."""
-    texts = make_born_digital_pdf(tmp_path / "a.pdf", pages=1, seed=5)
-    scattered_glyphs_pdf(tmp_path / "slow.pdf", 40_000)
-    texts += make_born_digital_pdf(tmp_path / "b.pdf", pages=1, seed=6)
-    writer = PdfWriter()
-    for part in ("a", "slow", "b"):
-        writer.append(PdfReader(tmp_path / f"{part}.pdf"))
-    writer.write(tmp_path / "chunk.pdf")
+    texts = between_text_pages(tmp_path / "chunk.pdf", scattered_glyphs_pdf(tmp_path / "slow.pdf", 40_000))
     return (tmp_path / "chunk.pdf").read_bytes(), texts
 
 

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from pypdf import PdfReader, PdfWriter
 from structlog.testing import capture_logs
 
 from app.core.config import Settings
@@ -17,6 +16,7 @@ from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
 from app.services.text_reader import TextReader
 from tests.bombs import content_bomb_pdf, scattered_glyphs_pdf
 from tests.corpus.unreadable_pages import huge_and_bomb_among_small
+from tests.pdf_factories import between_text_pages
 from tests.peak_rss import run_measuring_peak_rss
 
 BACKEND = Path(__file__).resolve().parents[3]
@@ -52,13 +52,7 @@ async def test_a_page_slow_to_read_is_left_to_the_workers_after_its_seconds(
 ) -> None:
     """Page 2 holds 100,000 letters placed one by one: PDFium's text page takes about a minute.
     The pass gives it PAGE_SECONDS of CPU, ends its process, and reads page 3 in a new one."""
-    texts = make_born_digital_pdf(tmp_path / "a.pdf", pages=1, seed=5)
-    scattered_glyphs_pdf(tmp_path / "slow.pdf", 100_000)
-    texts += make_born_digital_pdf(tmp_path / "b.pdf", pages=1, seed=6)
-    writer = PdfWriter()
-    for part in ("a", "slow", "b"):
-        writer.append(PdfReader(tmp_path / f"{part}.pdf"))
-    writer.write(tmp_path / "doc.pdf")
+    texts = between_text_pages(tmp_path / "doc.pdf", scattered_glyphs_pdf(tmp_path / "slow.pdf", 100_000))
     told: list[bool] = []
     reader.on_pages_to_ocr = lambda: told.append(True)
 
@@ -79,13 +73,8 @@ async def test_no_page_is_begun_after_the_pass_runs_out_of_time(settings: Settin
     """A text page, 40 pages of 10,000 overlapping letters (PDFium takes about half a second on
     each, well within a page's own time), a text page: the pass, given 2 s, stops beginning pages
     and leaves the rest (the last page among them) to the workers."""
-    texts = make_born_digital_pdf(tmp_path / "a.pdf", pages=1, seed=5)
-    scattered_glyphs_pdf(tmp_path / "slow.pdf", 10_000)
-    make_born_digital_pdf(tmp_path / "b.pdf", pages=1, seed=6)
-    writer = PdfWriter()
-    for part in ("a", *["slow"] * 40, "b"):
-        writer.append(PdfReader(tmp_path / f"{part}.pdf"))
-    writer.write(tmp_path / "doc.pdf")
+    slow = scattered_glyphs_pdf(tmp_path / "slow.pdf", 10_000)
+    texts = between_text_pages(tmp_path / "doc.pdf", slow, repeat=40)
     reader = TextReader(
         settings.model_copy(update={"read_text_at_planning": True, "ocr_processes": 2}), seconds=2
     )

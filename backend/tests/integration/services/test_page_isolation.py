@@ -10,19 +10,18 @@ from uuid import UUID
 import asyncpg
 import pytest
 from arq.connections import ArqRedis
-from pypdf import PdfReader, PdfWriter
 from structlog.testing import capture_logs
 
 from app.core.config import Settings
 from app.models.document import DocumentStatus
 from app.models.ocr_chunk import ChunkStatus
-from app.pdf.samples import make_born_digital_pdf
 from app.services.merge import read_merged
 from app.services.planner import start_document
 from app.services.queue import ArqJobQueue
 from app.services.runtime import Runtime, build_runtime
 from tests.bombs import content_bomb_pdf, scattered_glyphs_pdf
 from tests.integration.conftest import burst_worker
+from tests.pdf_factories import between_text_pages
 
 
 @pytest.fixture
@@ -41,13 +40,8 @@ async def fragile_runtime(
 async def test_a_page_that_kills_the_ocr_process_fails_alone(
     fragile_runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
 ) -> None:
-    texts = make_born_digital_pdf(tmp_path / "a.pdf", pages=1, seed=7)
-    content_bomb_pdf(tmp_path / "bomb.pdf", 1 << 30)
-    texts += make_born_digital_pdf(tmp_path / "b.pdf", pages=1, seed=8)
-    writer = PdfWriter()
-    for part in ("a", "bomb", "b"):
-        writer.append(PdfReader(tmp_path / f"{part}.pdf"))
-    writer.write(tmp_path / "doc.pdf")
+    bomb = content_bomb_pdf(tmp_path / "bomb.pdf", 1 << 30)
+    texts = between_text_pages(tmp_path / "doc.pdf", bomb, seeds=(7, 8))
     runtime = fragile_runtime
     started = await start_document(
         runtime.service,
@@ -90,13 +84,8 @@ async def timed_runtime(
 async def test_a_page_that_uses_up_its_cpu_time_fails_alone_on_its_first_run(
     timed_runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
 ) -> None:
-    texts = make_born_digital_pdf(tmp_path / "a.pdf", pages=1, seed=7)
-    scattered_glyphs_pdf(tmp_path / "slow.pdf", 40_000)  # PDFium's text page: seconds
-    texts += make_born_digital_pdf(tmp_path / "b.pdf", pages=1, seed=8)
-    writer = PdfWriter()
-    for part in ("a", "slow", "b"):
-        writer.append(PdfReader(tmp_path / f"{part}.pdf"))
-    writer.write(tmp_path / "doc.pdf")
+    slow = scattered_glyphs_pdf(tmp_path / "slow.pdf", 40_000)  # PDFium's text page: seconds
+    texts = between_text_pages(tmp_path / "doc.pdf", slow, seeds=(7, 8))
     runtime = timed_runtime
     started = await start_document(
         runtime.service,
