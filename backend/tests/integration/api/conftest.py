@@ -39,7 +39,9 @@ def api_settings(pipeline_settings: Settings) -> Settings:
 
 
 @pytest.fixture
-async def app(api_settings: Settings, pool: object) -> AsyncIterator[FastAPI]:
+async def app(api_settings: Settings, pool: object, arq_redis: object) -> AsyncIterator[FastAPI]:
+    """The app on emptied tables and an emptied Redis: what workers advertised for an earlier test
+    (engines, languages) must not decide what this one is offered."""
     application = create_app(api_settings)
     async with application.router.lifespan_context(application):
         yield application
