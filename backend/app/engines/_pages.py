@@ -16,6 +16,7 @@ from PIL import Image
 from app.core.errors import OCRError
 from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
+from app.engines._column_order import column_text, may_have_columns
 from app.engines._limits import PageMeter, current_limits, memory_error
 from app.engines._page_chars import Bounds
 from app.engines._page_clock import start_page_clock
@@ -163,11 +164,14 @@ def _in_reading_order(
 ) -> str:
     """text, or the page's text rebuilt from where its characters are when PDFium's order is not
     the reading order: CJK set in columns (_vertical_order), Hebrew or Arabic stored out of
-    reading order (_rtl_order). Most pages have neither, found by a search of text."""
+    reading order (_rtl_order), columns of prose stored a row at a time across the page
+    (_column_order). Most pages have none, found by a search of text or a count in C."""
     if may_be_vertical(text) and (columns := column_order(textpage, bounds, page.get_rotation())) is not None:
         return columns
     if may_have_rtl(text):
         return reading_order(textpage, bounds, page.get_rotation()) or text
+    if bounds is not None and may_have_columns(textpage, text):
+        return column_text(textpage, bounds) or text
     return text
 
 
