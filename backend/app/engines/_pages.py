@@ -17,6 +17,7 @@ from app.core.errors import OCRError
 from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
 from app.engines._column_order import column_text, may_have_columns
+from app.engines._glued_rows import may_be_glued, unglued_text
 from app.engines._limits import PageMeter, current_limits, memory_error
 from app.engines._page_chars import Bounds
 from app.engines._page_clock import start_page_clock
@@ -150,6 +151,8 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
             # together ("Q4North 120"), and its whole text keeps them apart.
             turned = page.get_rotation() % 180
             raw = str(textpage.get_text_range() if turned else textpage.get_text_bounded())
+            if not turned and may_be_glued(textpage, raw):
+                raw = unglued_text(textpage, page.get_bbox())
             raw = _in_reading_order(raw, page, textpage, None if turned else page.get_bbox())
             text = raw.replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
