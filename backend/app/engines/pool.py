@@ -44,8 +44,9 @@ from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import configure_logging, get_logger
 from app.engines._lifetime import arm_ocr_process
 from app.engines._limits import Limits, memory_error, set_limits, text_within_limit
+from app.engines._liveness import StallWatch, beat_while_tasks_run
 from app.engines._page_clock import PAGE_CLOCK_SIGNAL, stop_page_clock
-from app.engines._pages import marker_record, track_task, without_pages
+from app.engines._pages import marker_record, task_descriptor, track_task, without_pages
 from app.engines._tesseract_api import reader
 from app.engines.base import PageResult
 from app.engines.errors import EngineError, OcrProcessDiedError, PageTimeoutError
@@ -92,13 +93,21 @@ def make_ocr_pool(
     settings: what the OCR processes build engines with (a worker passes its own; without them,
     each process reads the environment's), and unless `limits` is given, where the limits come from.
     replaced_level: how loudly a dead process is logged (the planner's text pass expects them).
+    A process whose task makes no progress for OCR_PROCESS_STALL_SECONDS is killed (_liveness).
     """
     # forkserver: children do not inherit the worker's event loop, sockets or locks. The server
     # imports the engines once, so each OCR process starts from a warm copy of it.
     start_forkserver()  # now and from this thread, not from the first submit's
+    own = settings if settings is not None else get_settings()
     if limits is None:
-        limits = limits_for(settings if settings is not None else get_settings())
-    return OcrPool(processes or os.cpu_count() or 1, limits, settings, replaced_level=replaced_level)
+        limits = limits_for(own)
+    return OcrPool(
+        processes or os.cpu_count() or 1,
+        limits,
+        settings,
+        replaced_level=replaced_level,
+        stall_seconds=own.ocr_process_stall_seconds,
+    )
 
 
 class OcrPool(Executor):
@@ -111,6 +120,7 @@ class OcrPool(Executor):
         settings: Settings | None = None,
         *,
         replaced_level: int = logging.WARNING,
+        stall_seconds: float = 0.0,
     ) -> None:
         self.processes = processes
         self.replaced_level = replaced_level
@@ -130,6 +140,13 @@ class OcrPool(Executor):
             weakref.WeakKeyDictionary()
         )
         self.replaced = 0  # how many times a dead process broke the executor
+        self.stall_seconds = stall_seconds
+        self._stalled: set[int] = set()  # pids the stall watch killed
+        self._watch = (
+            StallWatch(stall_seconds, self._running, self._current_processes, self._stalled.add).start()
+            if stall_seconds
+            else None
+        )
 
     def _new_executor(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
@@ -138,6 +155,9 @@ class OcrPool(Executor):
             initializer=_start_ocr_process,
             initargs=(self.limits, self.settings),
         )
+
+    def _current_processes(self) -> dict[int, BaseProcess]:
+        return dict(self._executor._processes or {})
 
     @property
     def executor(self) -> ProcessPoolExecutor:
@@ -181,7 +201,7 @@ class OcrPool(Executor):
                         return
                     except RuntimeError:  # shut down meanwhile
                         pass
-                error = _death_error(death, self.limits)
+                error = _death_error(death, self.limits, self.stall_seconds)
             with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
                 if inner.cancelled():
                     outer.cancel()
@@ -206,7 +226,9 @@ class OcrPool(Executor):
                     if process.exitcode is not None:
                         with contextlib.suppress(OSError, ValueError):
                             task, *page = (self._running / str(process.pid)).read_text().split()
-                            culprits[int(task)] = _Death(int(page[0]) if page else None, process.exitcode)
+                            culprits[int(task)] = _Death(
+                                int(page[0]) if page else None, process.exitcode, process.pid in self._stalled
+                            )
                 self._culprits[executor] = culprits
                 self._replace(executor)
                 for process in processes:
@@ -233,7 +255,12 @@ class OcrPool(Executor):
             )
             return self._executor
 
+    def stop_watching(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
+
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.stop_watching()
         with self._lock:
             self._shutdown = True
             executor = self._executor
@@ -244,17 +271,25 @@ class OcrPool(Executor):
 
 @dataclass(frozen=True, slots=True)
 class _Death:
-    """How an OCR process running a task died: the page the task was on, and the exit code."""
+    """How an OCR process running a task died: the page the task was on, the exit code, and
+    whether the stall watch killed it."""
 
     page: int | None
     exitcode: int
+    stalled: bool = False
 
 
-def _death_error(death: _Death | None, limits: Limits) -> OcrProcessDiedError:
+def _death_error(death: _Death | None, limits: Limits, stall_seconds: float) -> OcrProcessDiedError:
     """What a task whose process died (death), or that died beside one that did (None), fails with."""
     if death is None:
         return OcrProcessDiedError("the OCR process running this chunk died beside another one")
     on_page = f"page {death.page}" if death.page is not None else "the chunk's PDF"
+    if death.stalled:
+        return OcrProcessDiedError(
+            f"the OCR process running this chunk made no progress on {on_page} for {stall_seconds:g} s "
+            "(stopped or hung) and was killed (OCR_PROCESS_STALL_SECONDS)",
+            page=death.page,
+        )
     if death.exitcode == -PAGE_CLOCK_SIGNAL:
         return PageTimeoutError(
             f"{on_page} took more than {limits.page_cpu_seconds or 0:g} s of CPU time to read "
@@ -274,6 +309,7 @@ def _tracked(
 ) -> Any:
     """Run inside an OCR process: fn, with a file naming the task while it runs (see OcrPool)."""
     marker = Path(running) / str(os.getpid())
+    beat_while_tasks_run(task_descriptor)  # the stall watch's sign of life (_liveness)
     descriptor: int | None = None
     with contextlib.suppress(OSError):
         descriptor = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -300,6 +336,7 @@ def stop_ocr_pool(executor: Executor, timeout: float = 5.0) -> None:
     started = time.monotonic()
     pool = executor if isinstance(executor, OcrPool) else None
     if pool is not None:
+        pool.stop_watching()
         with pool._lock:
             pool._shutdown = True  # no replacement from here on: stopping breaks the executor on purpose
             executor = pool.executor
