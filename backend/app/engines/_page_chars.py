@@ -5,6 +5,7 @@ _vertical_order for columns of vertical writing)."""
 from __future__ import annotations
 
 import ctypes
+import math
 import unicodedata
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ import pypdfium2.raw as pdfium_c
 BREAKS = frozenset({"\r", "\n"})
 Bounds = tuple[float, float, float, float]  # left, bottom, right, top
 _MARKS = frozenset({"NSM"})
+_LEVEL = 0.05  # radians (about 3 degrees) from level
 
 
 @dataclass(slots=True)
@@ -88,6 +90,20 @@ def sampled_pairs(
                 pairs.append((previous, current))
             previous = current
     return pairs
+
+
+def level_text(textpage: pdfium.PdfTextPage, samples: int = 16) -> bool:
+    """Whether the page's text is drawn level in its own space (not turned by its content), judged
+    by the angle of up to `samples` characters spread over it (three quarters of them level)."""
+    raw = textpage.raw
+    count = pdfium_c.FPDFText_CountChars(raw)
+    angles = [
+        pdfium_c.FPDFText_GetCharAngle(raw, index)
+        for index in range(0, count, max(1, count // samples))
+        if not pdfium_c.FPDFText_IsGenerated(raw, index)
+    ]
+    level = sum(1 for angle in angles if 0 <= angle < _LEVEL or angle > 2 * math.pi - _LEVEL)
+    return bool(angles) and level >= 0.75 * len(angles)
 
 
 def char_middle(textpage: pdfium.PdfTextPage, index: int, turn: int = 0) -> tuple[float, float] | None:

@@ -19,7 +19,7 @@ from app.engines._annotations import with_annotation_text
 from app.engines._column_order import column_text, may_have_columns
 from app.engines._glued_rows import may_be_glued, unglued_text
 from app.engines._limits import PageMeter, current_limits, memory_error
-from app.engines._page_chars import Bounds
+from app.engines._page_chars import Bounds, level_text
 from app.engines._page_clock import start_page_clock
 from app.engines._page_content import PageContents
 from app.engines._rtl_order import may_have_rtl, reading_order
@@ -154,12 +154,19 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
             # The text inside the page's box; on a page turned a quarter (/Rotate 90 or 270: a
             # landscape page on a portrait sheet, as print-to-PDF drivers may make one), all of
             # the page's text instead: PDFium's bounded text runs the lines of such a page
-            # together ("Q4North 120"), and its whole text keeps them apart.
-            turned = page.get_rotation() % 180
+            # together ("Q4North 120"), and its whole text keeps them apart. A page turned a
+            # quarter over level text (a portrait page a viewer was told to turn) is read as if
+            # it were not turned: PDFium gave the lines of one turned by 90 degrees last first.
+            turn = page.get_rotation()
+            if turn % 180 and level_text(textpage):
+                textpage.close()
+                textpage = _textpage_unturned(page)
+                turn = 0
+            turned = turn % 180
             raw = str(textpage.get_text_range() if turned else textpage.get_text_bounded())
             if not turned and may_be_glued(textpage, raw):
                 raw = unglued_text(textpage, page.get_bbox())
-            raw = _in_reading_order(raw, page, textpage, None if turned else page.get_bbox())
+            raw = _in_reading_order(raw, textpage, None if turned else page.get_bbox(), turn)
             text = raw.replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:
@@ -168,17 +175,26 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
         raise PageRenderError(f"page {page_number}'s text cannot be read: {exc}", page=page_number) from None
 
 
-def _in_reading_order(
-    text: str, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, bounds: Bounds | None
-) -> str:
+def _textpage_unturned(page: pdfium.PdfPage) -> pdfium.PdfTextPage:
+    """The page's text page as PDFium reads it with no /Rotate (which is set back after)."""
+    rotation = page.get_rotation()
+    page.set_rotation(0)
+    try:
+        return page.get_textpage()
+    finally:
+        page.set_rotation(rotation)
+
+
+def _in_reading_order(text: str, textpage: pdfium.PdfTextPage, bounds: Bounds | None, turn: int) -> str:
     """text, or the page's text rebuilt from where its characters are when PDFium's order is not
     the reading order: CJK set in columns (_vertical_order), Hebrew or Arabic stored out of
     reading order (_rtl_order), columns of prose stored a row at a time across the page
-    (_column_order). Most pages have none, found by a search of text or a count in C."""
-    if may_be_vertical(text) and (columns := column_order(textpage, bounds, page.get_rotation())) is not None:
+    (_column_order). Most pages have none, found by a search of text or a count in C. turn:
+    the /Rotate the text page was read with."""
+    if may_be_vertical(text) and (columns := column_order(textpage, bounds, turn)) is not None:
         return columns
     if may_have_rtl(text):
-        return reading_order(textpage, bounds, page.get_rotation()) or text
+        return reading_order(textpage, bounds, turn) or text
     if bounds is not None and may_have_columns(textpage, text):
         return column_text(textpage, bounds) or text
     return text

@@ -7,9 +7,11 @@ import pypdfium2 as pdfium
 import pytest
 from reportlab.pdfgen import canvas
 
+from app.engines._pages import page_text as page_text_of
 from app.engines.auto import AutoEngine
 from app.engines.text_layer import TextLayerEngine
 from app.pdf.samples import _text_pdf, make_born_digital_pdf
+from tests.corpus import columns
 from tests.integration.engines.conftest import Sample
 
 
@@ -117,3 +119,36 @@ def test_a_landscape_page_on_a_portrait_sheet_keeps_its_lines(
     assert [p.source for p in pages] == ["text-layer"] * 3
     for page in pages:
         assert nonblank_lines(page.text) == list(LANDSCAPE_ROWS), page.page_number
+
+
+def _turned_by_a_viewer(source: Path, path: Path, rotate: int) -> None:
+    """source with /Rotate set on each page and nothing else changed, as a viewer saves a page
+    it was told to turn: the text stays level in the page's own space."""
+    with pikepdf.open(source) as pdf:
+        for page in pdf.pages:
+            page.Rotate = rotate
+        pdf.save(path)
+
+
+@pytest.mark.parametrize("rotate", [90, 270])
+def test_a_page_turned_over_level_text_reads_in_its_own_order(tmp_path: Path, rotate: int) -> None:
+    """PDFium gave the lines of a portrait page turned by 90 degrees last first; the page keeps
+    its /Rotate for what renders it after."""
+    expected = make_born_digital_pdf(tmp_path / "portrait.pdf", pages=2, seed=31)
+    _turned_by_a_viewer(tmp_path / "portrait.pdf", tmp_path / "turned.pdf", rotate)
+    pages = TextLayerEngine().recognize((tmp_path / "turned.pdf").read_bytes(), 1)
+    assert [nonblank_lines(page.text) for page in pages] == [nonblank_lines(text) for text in expected]
+    document = pdfium.PdfDocument(tmp_path / "turned.pdf")
+    try:
+        page = document[0]
+        page_text_of(page, 1)
+        assert page.get_rotation() == rotate
+    finally:
+        document.close()
+
+
+def test_columns_stored_a_row_at_a_time_on_a_turned_page_read_column_by_column(tmp_path: Path) -> None:
+    expected = columns.two_columns(tmp_path / "columns.pdf", 4)
+    _turned_by_a_viewer(tmp_path / "columns.pdf", tmp_path / "turned.pdf", 90)
+    (page,) = TextLayerEngine().recognize((tmp_path / "turned.pdf").read_bytes(), 1)
+    assert nonblank_lines(page.text) == expected.splitlines()
