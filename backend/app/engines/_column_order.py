@@ -7,11 +7,13 @@ lines of a row ("L1 the left column's line R1 the right column's line"), so the 
 out interleaved, line by line. pdftotext finds the columns by where the text is and reads them
 one after the other.
 
-Most pages are not so: the pass asks cheaply first. PDFium's text rectangles (a run of
-characters on one line each) are counted in C; a page with no more of them than lines has no
-line with a gap in it, and on the others a few runs of neighbouring rectangles are looked at
-for a jump to the right across a gap of a line's height or more, as a stored row does when it
-crosses the gutter. Only then are all rectangles read (about 1 us each).
+Most pages are not so: the pass asks cheaply first. PDFium's text rectangles (one for each text
+object, its characters' boxes together) are counted in C; a page with no more of them than
+lines has no line drawn in pieces, and on the others a few runs of neighbouring rectangles are
+looked at for two jumps to the right across one gap of a line's height or more, as stored rows
+do when they cross the gutter. Only then are all rectangles read (about 1 us each). A row
+stored as one text object (a TJ whose spacing crosses the gutter) is one rectangle: such a page
+keeps PDFium's order.
 
 A gutter is an x where at least MIN_ROWS jumps cross, in stored order. The rectangles it cuts
 (a title, a table or a figure caption across the page) split the page into bands above and

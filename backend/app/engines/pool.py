@@ -226,9 +226,11 @@ class OcrPool(Executor):
                     if process.exitcode is not None:
                         with contextlib.suppress(OSError, ValueError):
                             task, *page = (self._running / str(process.pid)).read_text().split()
+                            stalled = process.pid in self._stalled
                             culprits[int(task)] = _Death(
-                                int(page[0]) if page else None, process.exitcode, process.pid in self._stalled
+                                int(page[0]) if page else None, process.exitcode, stalled
                             )
+                    self._stalled.discard(process.pid)  # a later process may be given the same pid
                 self._culprits[executor] = culprits
                 self._replace(executor)
                 for process in processes:
