@@ -95,7 +95,8 @@ class Settings(BaseSettings):
     ocr_process_memory_mb: Annotated[int, Field(ge=0)] = 2048  # RLIMIT_AS per OCR process; 0: none
     # CPU seconds PDFium and the engine may spend on one page, tesseract's reading aside; 0: none
     max_page_cpu_seconds: Annotated[int, Field(ge=0)] = 120
-    # An OCR process whose task makes no progress this long (stopped, hung) is killed; 0: never
+    # An OCR process whose task makes no progress this long (no page begun, no CPU used, no command
+    # of its own running: stopped or hung) is killed; 0: never
     ocr_process_stall_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 300.0
     # Characters of text one page, and one document's merged result, may hold; 0: none
     max_page_text_chars: Annotated[int, Field(ge=0)] = 1_000_000

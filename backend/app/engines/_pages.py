@@ -108,12 +108,6 @@ def track_task(descriptor: int | None, token: int = 0) -> None:
     _task_marker = (descriptor, token) if descriptor is not None else None
 
 
-def task_descriptor() -> int | None:
-    """The running task's marker file (its descriptor), or None between tasks."""
-    marker = _task_marker
-    return marker[0] if marker is not None else None
-
-
 def _mark_page(page_number: int) -> None:
     if _task_marker is not None:
         descriptor, token = _task_marker

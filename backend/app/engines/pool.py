@@ -44,9 +44,9 @@ from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import configure_logging, get_logger
 from app.engines._lifetime import arm_ocr_process
 from app.engines._limits import Limits, memory_error, set_limits, text_within_limit
-from app.engines._liveness import StallWatch, beat_while_tasks_run
+from app.engines._liveness import StallWatch, can_watch
 from app.engines._page_clock import PAGE_CLOCK_SIGNAL, stop_page_clock
-from app.engines._pages import marker_record, task_descriptor, track_task, without_pages
+from app.engines._pages import marker_record, track_task, without_pages
 from app.engines._tesseract_api import reader
 from app.engines.base import PageResult
 from app.engines.errors import EngineError, OcrProcessDiedError, PageTimeoutError
@@ -144,7 +144,7 @@ class OcrPool(Executor):
         self._stalled: set[int] = set()  # pids the stall watch killed
         self._watch = (
             StallWatch(stall_seconds, self._running, self._current_processes, self._stalled.add).start()
-            if stall_seconds
+            if stall_seconds and can_watch()
             else None
         )
 
@@ -311,7 +311,6 @@ def _tracked(
 ) -> Any:
     """Run inside an OCR process: fn, with a file naming the task while it runs (see OcrPool)."""
     marker = Path(running) / str(os.getpid())
-    beat_while_tasks_run(task_descriptor)  # the stall watch's sign of life (_liveness)
     descriptor: int | None = None
     with contextlib.suppress(OSError):
         descriptor = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
