@@ -279,7 +279,9 @@ def _read(textpage: pdfium.PdfTextPage, bounds: Bounds, by_height: list[_Box], b
         upper = band_bottom
     if upper > bottom:
         parts.append(textpage.get_text_bounded(left, bottom, right, upper))
-    return "\r\n".join(part.rstrip("\r\n") for part in parts if part.strip())
+    # a column's lines end where the row went on across the gutter: with PDFium's space there
+    lines = (line.rstrip(" ") for part in parts if part.strip() for line in part.rstrip("\r\n").split("\r\n"))
+    return "\r\n".join(lines)
 
 
 class _RectReader:
