@@ -39,7 +39,18 @@ async def test_failed_document_status_and_retry(
     async def failed() -> bool:
         return await pool.fetchval("select ocr_status from documents where id = $1", document_id) == "failed"
 
-    await wait_for(failed, 120, "the document to fail")
+    try:
+        await wait_for(failed, 120, "the document to fail")
+    except AssertionError as exc:  # say what the worker and the chunks were doing
+        rows = await pool.fetch(
+            "select chunk_index, status, attempt_count, error_code, next_attempt_at - now() as due_in"
+            " from document_ocr_chunks where document_id = $1 order by chunk_index",
+            document_id,
+        )
+        log = (tmp_path / "worker.log").read_text(errors="replace").splitlines()[-40:]
+        raise AssertionError(
+            f"{exc}; chunks: {[dict(r) for r in rows]}; worker log:\n" + "\n".join(log)
+        ) from None
     os.killpg(worker.pid, signal.SIGKILL)  # nothing must pick the retried chunk up below
     worker.wait()
     doc = {"document_id": str(document_id)}
