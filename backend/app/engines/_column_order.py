@@ -30,18 +30,16 @@ bottom, each as PDFium reads it.
 from __future__ import annotations
 
 import bisect
-import ctypes
 import itertools
 import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from app.engines._page_chars import Bounds
+from app.engines._page_chars import Bounds, RectReader, TextRect
 
 MIN_ROWS = 5  # stored jumps across a gutter (and lines a side) for a band to be read as columns
 MAX_GUTTERS = 4  # five columns at most
@@ -57,24 +55,6 @@ _WHOLE = 0.8  # and this share of them have no gap of _GAP in them
 _WIDEST_GUTTER = 8.0  # line heights: a wider gap is a table's or a form's
 _ALIGNED = 0.5  # and (right of the gutter) this share of them start at the same x
 _ALIGNED_POINTS = 2.0  # within this many points
-
-
-class _Box(NamedTuple):
-    """One of PDFium's text rectangles, numbered in stored order."""
-
-    stored: int  # its place in PDFium's order
-    left: float
-    bottom: float
-    right: float
-    top: float
-
-    @property
-    def middle(self) -> float:
-        return (self.bottom + self.top) / 2
-
-    @property
-    def height(self) -> float:
-        return self.top - self.bottom
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +75,8 @@ def may_have_columns(textpage: pdfium.PdfTextPage, text: str) -> bool:
     count = pdfium_c.FPDFText_CountRects(raw, 0, -1)
     if count < text.count("\n") + 1 + MIN_ROWS or count > MAX_RECTS:
         return False
-    reader = _RectReader(raw)
-    jumps: dict[int, tuple[_Box, _Box]] = {}  # by the index of the box jumped from
+    reader = RectReader(raw)
+    jumps: dict[int, tuple[TextRect, TextRect]] = {}  # by the index of the box jumped from
     for number, start in enumerate(count * eighth // 8 for eighth in _SAMPLED_EIGHTHS):
         if number == 2 and len(jumps) != 1:
             break
@@ -113,7 +93,7 @@ def column_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> str | None:
     """The page's text with its interleaved columns read one after the other, or None when it
     has none (PDFium's text stands)."""
     raw = textpage.raw
-    reader = _RectReader(raw)
+    reader = RectReader(raw)
     left, bottom, right, top = bounds
     boxes = [
         box
@@ -134,12 +114,12 @@ def column_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> str | None:
     return _read(textpage, bounds, by_height, bands)
 
 
-def _jumps(a: _Box, b: _Box, height: float) -> bool:
+def _jumps(a: TextRect, b: TextRect, height: float) -> bool:
     """Whether b, stored after a, lies to its right across a gap, near a's line."""
     return b.left - a.right >= _GAP * height and abs(b.middle - a.middle) <= _NEAR * height
 
 
-def _gutter_xs(jumps: list[tuple[_Box, _Box]]) -> list[float]:
+def _gutter_xs(jumps: list[tuple[TextRect, TextRect]]) -> list[float]:
     """Each x crossed by MIN_ROWS jumps or more: the most crossed x of each such stretch."""
     events = sorted([(a.right, 1) for a, _ in jumps] + [(b.left, -1) for _, b in jumps])
     xs: list[float] = []
@@ -156,7 +136,7 @@ def _gutter_xs(jumps: list[tuple[_Box, _Box]]) -> list[float]:
 
 
 def _bands(
-    by_height: list[_Box], jumps: list[tuple[_Box, _Box]], gutters: list[float], height: float
+    by_height: list[TextRect], jumps: list[tuple[TextRect, TextRect]], gutters: list[float], height: float
 ) -> list[_Band]:
     """The runs of boxes (by height) read as columns, each with its gutters (of those given)."""
     position = {box.stored: at for at, box in enumerate(by_height)}
@@ -196,7 +176,7 @@ def _bands(
     return bands
 
 
-def _columns(run: list[_Box], x: float, outer: tuple[float, float], height: float) -> bool:
+def _columns(run: list[TextRect], x: float, outer: tuple[float, float], height: float) -> bool:
     """Whether the run (no box of which crosses x, stored across x often enough) is prose in
     columns: the columns on either side (up to the gutters beside, outer) are prose with a
     narrow gutter between them."""
@@ -209,7 +189,7 @@ def _columns(run: list[_Box], x: float, outer: tuple[float, float], height: floa
     return _prose(left, height, aligned=False) and _prose(right, height, aligned=True)
 
 
-def _prose(side: list[_Box], height: float, *, aligned: bool) -> bool:
+def _prose(side: list[TextRect], height: float, *, aligned: bool) -> bool:
     """Whether a side's boxes, taken as lines, read as a column of prose: wide lines, filling
     the column, most without a gap as wide as a gutter (a table's cells have them)."""
     lines = _lines(side, height)
@@ -236,9 +216,9 @@ class _Line:
     widest_gap: float = 0.0
 
 
-def _lines(side: list[_Box], height: float) -> list[_Line]:
+def _lines(side: list[TextRect], height: float) -> list[_Line]:
     """The side's boxes joined into lines by height, each box after the one left of it."""
-    rows: list[list[_Box]] = []
+    rows: list[list[TextRect]] = []
     middle = None
     for box in sorted(side, key=lambda box: -box.middle):
         if middle is not None and abs(box.middle - middle) <= height / 2:
@@ -257,7 +237,7 @@ def _lines(side: list[_Box], height: float) -> list[_Line]:
     return lines
 
 
-def _read(textpage: pdfium.PdfTextPage, bounds: Bounds, by_height: list[_Box], bands: list[_Band]) -> str:
+def _read(textpage: pdfium.PdfTextPage, bounds: Bounds, by_height: list[TextRect], bands: list[_Band]) -> str:
     """The page band by band, top to bottom; a band of columns column by column, left to right."""
     left, bottom, right, top = bounds
 
@@ -282,16 +262,3 @@ def _read(textpage: pdfium.PdfTextPage, bounds: Bounds, by_height: list[_Box], b
     # a column's lines end where the row went on across the gutter: with PDFium's space there
     lines = (line.rstrip(" ") for part in parts if part.strip() for line in part.rstrip("\r\n").split("\r\n"))
     return "\r\n".join(lines)
-
-
-class _RectReader:
-    """PDFium's text rectangles, after FPDFText_CountRects has computed them."""
-
-    def __init__(self, raw: pdfium_c.FPDF_TEXTPAGE) -> None:
-        self.raw = raw
-        self._left, self._top, self._right, self._bottom = sides = [ctypes.c_double() for _ in range(4)]
-        self._refs = [ctypes.byref(side) for side in sides]
-
-    def box(self, index: int) -> _Box:
-        pdfium_c.FPDFText_GetRect(self.raw, index, *self._refs)
-        return _Box(index, self._left.value, self._bottom.value, self._right.value, self._top.value)

@@ -1,6 +1,7 @@
-"""A page's characters as PDFium's text page holds them, each with where it is, line by line: for
+"""A page's characters as PDFium's text page holds them, each with where it is, line by line, for
 the passes that rebuild a line's order from where its characters are (_rtl_order, and
-_vertical_order for columns of vertical writing)."""
+_vertical_order for columns of vertical writing); and its text rectangles (one for each run of a
+text object's characters), for the passes that first ask whether a page needs them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import ctypes
 import math
 import unicodedata
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -131,3 +133,34 @@ def _shown(x: float, y: float, turn: int) -> tuple[float, float]:
     if turn == 270:
         return -y, x
     return x, y
+
+
+class TextRect(NamedTuple):
+    """One of PDFium's text rectangles, numbered in stored order."""
+
+    stored: int  # its place in PDFium's order
+    left: float
+    bottom: float
+    right: float
+    top: float
+
+    @property
+    def middle(self) -> float:
+        return (self.bottom + self.top) / 2
+
+    @property
+    def height(self) -> float:
+        return self.top - self.bottom
+
+
+class RectReader:
+    """PDFium's text rectangles, after FPDFText_CountRects has computed them."""
+
+    def __init__(self, raw: pdfium_c.FPDF_TEXTPAGE) -> None:
+        self.raw = raw
+        self._left, self._top, self._right, self._bottom = sides = [ctypes.c_double() for _ in range(4)]
+        self._refs = [ctypes.byref(side) for side in sides]
+
+    def box(self, index: int) -> TextRect:
+        pdfium_c.FPDFText_GetRect(self.raw, index, *self._refs)
+        return TextRect(index, self._left.value, self._bottom.value, self._right.value, self._top.value)

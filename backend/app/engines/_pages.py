@@ -17,7 +17,7 @@ from app.core.errors import OCRError
 from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
 from app.engines._column_order import column_text, may_have_columns
-from app.engines._glued_rows import may_be_glued, unglued_text
+from app.engines._glued_text import drawn_in_touching_pieces, may_be_glued, unglued_text
 from app.engines._limits import PageMeter, current_limits, memory_error
 from app.engines._page_chars import Bounds, level_text
 from app.engines._page_clock import start_page_clock
@@ -158,8 +158,8 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
                 turn = 0
             turned = turn % 180
             raw = str(textpage.get_text_range() if turned else textpage.get_text_bounded())
-            if not turned and may_be_glued(textpage, raw):
-                raw = unglued_text(textpage, page.get_bbox())
+            if not turned:
+                raw = _unglued(textpage, raw, page.get_bbox())
             raw = _in_reading_order(raw, textpage, None if turned else page.get_bbox(), turn)
             text = raw.replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
@@ -167,6 +167,17 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
             textpage.close()
     except pdfium.PdfiumError as exc:
         raise PageRenderError(f"page {page_number}'s text cannot be read: {exc}", page=page_number) from None
+
+
+def _unglued(textpage: pdfium.PdfTextPage, text: str, bounds: Bounds) -> str:
+    """text (the page's bounded text), or the page's text put together again when PDFium ran a
+    row's characters or two words together (_glued_text); a count or a few rectangles tell the
+    pages that may have such."""
+    if may_be_glued(textpage, text):
+        return unglued_text(textpage, bounds).text
+    if drawn_in_touching_pieces(textpage, text) and (rebuilt := unglued_text(textpage, bounds)).respaced:
+        return rebuilt.text
+    return text
 
 
 def _textpage_unturned(page: pdfium.PdfPage) -> pdfium.PdfTextPage:

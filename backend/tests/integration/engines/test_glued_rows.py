@@ -13,7 +13,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
-from app.engines._glued_rows import may_be_glued
+from app.engines._glued_text import may_be_glued
 from app.engines._pages import page_text
 from app.engines.text_layer import TextLayerEngine
 from tests.corpus import columns, table_cells

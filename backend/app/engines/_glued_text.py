@@ -1,0 +1,202 @@
+"""Text PDFium's bounded text runs together, kept apart: a line break it made on one row, and a
+word gap drawn as character spacing.
+
+Rows. PDFium may start a new line inside a row: before a text object of one character (a
+table's quantity "1", a tick "X") drawn apart from what comes before it, whose writing direction
+it takes from the page's, not from the object. Its whole text keeps that line break ("Part
+100", then "1" on a line of its own), but its bounded text, which a page's text is read with,
+leaves out a break between two characters on the same height and puts nothing in its place:
+"Part 100" and "1" came out "Part 1001", "1.5" and "2" as "1.52", "Item A", "X" and "Y" as "Item
+AXY". Each break so left out is two characters (CR, LF) that PDFium counts and its bounded text
+does not have, so a page whose bounded text is shorter than its character count by two or more
+is the only kind that may have one (a count, no character read).
+
+Word gaps. A writer may draw the gap between two words as character spacing (Tc) instead of a
+space: groff's PostScript shows a kerned run across a word gap with `ashow`, and Ghostscript
+writes that as a string of two characters ("rm" of "raven music") with the gap as its
+character spacing. PDFium makes a space between text objects drawn apart, and inside a TJ where
+its offset is wide, but not for character spacing: "raven music" read "ravenmusic", about one
+word gap in ten of such justified text. pdftotext places each character where it is drawn and
+keeps them apart. Finding such a gap takes each character's place (about 2 us a character),
+so only pages drawn in pieces that touch are read so: such a writer starts a new text object
+wherever the spacing changes, mid-word too, so most of a row's text rectangles abut the one
+before, where a page written a line an object has one rectangle a line and a page written a
+word an object has them a word gap apart. Up to four runs of 16 rectangles spread over the
+page are read to tell (about 1 us each).
+
+Either way the page's text is put together from its characters in PDFium's order, as its
+bounded text is: the characters whose origin is inside the bounds, a space PDFium made where it
+made one, and a line break where PDFium broke the line, except that a break between two
+characters on one row (baselines within a third of a character's height) is a space, and two
+characters with nothing between them set a word gap apart (the second's advance box starts at
+least WORD_GAP of a character's height after the first's ends, and its drawn box too, so that
+a font whose widths are missing does not space every letter) have a space put between them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+from typing import NamedTuple
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from app.engines._page_chars import Bounds, RectReader
+
+WORD_GAP = 0.15  # of a character's height (ascent to descent): a gap this wide is between words
+_INK_GAP = 0.1  # and the drawn boxes' gap at least this
+# A space drawn between characters this close (in their height; from overlapping to touching)
+# is not a word gap: its advance was taken back, as groff's PostScript may draw inside a word.
+_TOUCHING = (-0.25, 0.02)
+_MADE = frozenset({0x20, 0x0D, 0x0A})  # what PDFium makes: spaces and line breaks
+_SAME_ROW = 1 / 3  # of a character's height: baselines this close are one row
+_ABUT = 0.15  # of a rectangle's height: neighbours on a row this close (or overlapping) touch
+_MIN_ABUTTING, _ABUTTING_SHARE = 8, 0.6  # sampled neighbours on a row that touch, and their share
+_SAMPLED_EIGHTHS, _SAMPLE_WIDTH = (1, 5, 3, 7), 16
+
+
+class _Place(NamedTuple):
+    """A place held for a space in a row's text: between two characters (by index) a gap apart
+    (in their height)."""
+
+    at: int  # in the text's pieces
+    gap: float
+    height: float
+    before: int
+    after: int
+
+
+class Unglued(NamedTuple):
+    text: str
+    respaced: int  # spaces put where characters were drawn a word gap apart, or left out where
+    # a drawn space is between characters that touch
+
+
+def may_be_glued(textpage: pdfium.PdfTextPage, text: str) -> bool:
+    """Whether the page's bounded text (text) may have run a row's characters together (two
+    characters or more that PDFium counts are not in it)."""
+    return int(pdfium_c.FPDFText_CountChars(textpage.raw)) - len(text) >= 2
+
+
+def drawn_in_touching_pieces(textpage: pdfium.PdfTextPage, text: str) -> bool:
+    """Whether the page's rows are drawn in text objects that touch one another, as a writer that
+    may draw word gaps as character spacing draws them (the module's doc): more rectangles than
+    lines, then runs of neighbouring rectangles, the last two read only when the first two did
+    not tell."""
+    raw = textpage.raw
+    count = pdfium_c.FPDFText_CountRects(raw, 0, -1)
+    if count < 2 * (text.count("\n") + 1):
+        return False
+    reader = RectReader(raw)
+    on_a_row = abutting = 0
+    for number, start in enumerate(count * eighth // 8 for eighth in _SAMPLED_EIGHTHS):
+        if number == 2 and (abutting >= _MIN_ABUTTING or abutting < _ABUTTING_SHARE * on_a_row):
+            break
+        boxes = [reader.box(index) for index in range(start, min(start + _SAMPLE_WIDTH, count))]
+        for a, b in itertools.pairwise(boxes):
+            height = max(a.height, b.height)
+            if height <= 0 or abs(a.middle - b.middle) > _SAME_ROW * height or b.left < a.left:
+                continue
+            on_a_row += 1
+            abutting += b.left - a.right < _ABUT * height
+    return abutting >= _MIN_ABUTTING and abutting >= _ABUTTING_SHARE * on_a_row
+
+
+def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
+    """The page's text inside bounds with a space for each line break PDFium made on one row and
+    for each word gap it made none for. Two calls a character: its code and its advance box (a
+    character's origin is that box's left side, on its baseline, so its origin is read only when
+    the box is not inside bounds); whether PDFium made it is asked of spaces and breaks only. A
+    word gap is measured from its row's usual gap between letters (their median), so that
+    letter-spaced text keeps its words whole: a gap wide enough is held as a place for a space
+    until its row ends."""
+    raw = textpage.raw
+    left, bottom, right, top = bounds
+    box = pdfium_c.FS_RECTF()
+    out: list[str] = []
+    letter_gaps: list[float] = []  # on the row so far, between characters with nothing between
+    wide: list[_Place] = []  # its places held for a space
+    broken = made_space = drawn_space = False  # since the last character written
+    last_bottom = last_end = 0.0
+    last = -1  # the last character written, by index
+    respaced = 0
+    for index in range(pdfium_c.FPDFText_CountChars(raw)):
+        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+        if code in _MADE and pdfium_c.FPDFText_IsGenerated(raw, index):
+            broken |= code != 0x20
+            made_space |= code == 0x20
+            continue
+        if not pdfium_c.FPDFText_GetLooseCharBox(raw, index, box) or not (
+            (left <= box.left <= right and bottom <= box.bottom and box.top <= top)
+            or _origin_inside(raw, index, bounds)
+        ):
+            broken = True  # as PDFium's bounded text takes a character it leaves out
+            continue
+        if code == 0x20:
+            drawn_space = True
+            continue
+        height = box.top - box.bottom
+        same_row = abs(box.bottom - last_bottom) <= _SAME_ROW * height and height > 0
+        if out and not same_row and (broken or made_space):
+            respaced += _space_row(raw, out, letter_gaps, wide)
+            letter_gaps, wide = [], []
+            out.append("\r\n" if broken else " ")
+        elif out and (broken or made_space):
+            out.append(" ")
+        elif out and drawn_space:
+            if same_row and _TOUCHING[0] <= (box.left - last_end) / height < _TOUCHING[1]:
+                respaced += 1  # a space drawn where the characters around it touch
+            else:
+                out.append(" ")
+        elif out and same_row:
+            gap = (box.left - last_end) / height
+            letter_gaps.append(gap)
+            if gap >= WORD_GAP:
+                wide.append(_Place(len(out), gap, height, last, index))
+                out.append("")
+        broken = made_space = drawn_space = False
+        if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF:
+            out.append(chr(code))
+        last_bottom, last_end, last = box.bottom, box.right, index
+    respaced += _space_row(raw, out, letter_gaps, wide)
+    return Unglued("".join(out), respaced)
+
+
+def _space_row(
+    raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], letter_gaps: list[float], wide: list[_Place]
+) -> int:
+    """Put a space in each place held for one on a row whose gap is WORD_GAP wider than the row's
+    usual gap between letters (its median, or 0), drawn boxes too; the spaces put."""
+    if not wide:
+        return 0
+    letter_gaps.sort()
+    usual = max(0.0, letter_gaps[len(letter_gaps) // 2])
+    spaced = 0
+    for place in wide:
+        if place.gap >= usual + WORD_GAP and _inked_apart(
+            raw, place.before, place.after, (usual + _INK_GAP) * place.height
+        ):
+            out[place.at] = " "
+            spaced += 1
+    return spaced
+
+
+def _origin_inside(raw: pdfium_c.FPDF_TEXTPAGE, index: int, bounds: Bounds) -> bool:
+    x, y = ctypes.c_double(), ctypes.c_double()
+    if not pdfium_c.FPDFText_GetCharOrigin(raw, index, ctypes.byref(x), ctypes.byref(y)):
+        return False
+    left, bottom, right, top = bounds
+    return left <= x.value <= right and bottom <= y.value <= top
+
+
+def _inked_apart(raw: pdfium_c.FPDF_TEXTPAGE, before: int, after: int, gap: float) -> bool:
+    """Whether the drawn boxes of the characters before and after (by index) are gap apart too."""
+    sides = [ctypes.c_double() for _ in range(4)]  # left, right, bottom, top
+    refs = [ctypes.byref(side) for side in sides]
+    if not pdfium_c.FPDFText_GetCharBox(raw, before, *refs):
+        return False
+    ink_end = sides[1].value
+    if not pdfium_c.FPDFText_GetCharBox(raw, after, *refs):
+        return False
+    return sides[0].value - ink_end >= gap

@@ -1,0 +1,86 @@
+"""Word gaps drawn as character spacing read as word gaps (app.engines._glued_text): PDFium's
+bounded text ran such words together ("ravenmusic"), and kept a space drawn inside a word whose
+advance was taken back ("sn ow").
+
+On the code before, every one of these pages came out with words run together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from app.engines._glued_text import drawn_in_touching_pieces, unglued_text
+from app.engines._pages import page_text
+from app.engines.text_layer import TextLayerEngine
+from tests.corpus import columns, table_cells, word_gaps
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize(
+    "build", [word_gaps.ghostscript_justified, word_gaps.tc_gaps], ids=["ghostscript", "written_directly"]
+)
+def test_every_word_gap_of_justified_prose_reads_as_one(
+    tmp_path: Path, build: Callable[[Path, int], list[str]], seed: int
+) -> None:
+    path = tmp_path / "prose.pdf"
+    lines = build(path, seed)
+    document = pdfium.PdfDocument(path)
+    try:
+        textpage = document[0].get_textpage()
+        stored = str(textpage.get_text_bounded())
+        glued = [line for line in _lines(stored) if line not in lines]
+        assert len(glued) >= 3  # PDFium's bounded text runs words together on several lines
+        assert drawn_in_touching_pieces(textpage, stored)
+        assert _lines(page_text(document[0], 1)) == lines
+    finally:
+        document.close()
+
+
+def test_the_text_layer_engine_reads_ghostscript_prose_word_by_word(tmp_path: Path) -> None:
+    path = tmp_path / "prose.pdf"
+    lines = word_gaps.ghostscript_justified(path, 2)
+    (page,) = TextLayerEngine().recognize(path.read_bytes(), 1)
+    assert _lines(page.text) == lines
+
+
+@pytest.mark.parametrize("spacing", [1.5, 2.5, 4.0])
+def test_letter_spaced_text_put_together_again_keeps_its_words_whole(tmp_path: Path, spacing: float) -> None:
+    """A gap is a word gap by how much wider it is than the row's usual gap between letters: a
+    quarter of an em between every two letters is not a word gap."""
+    path = tmp_path / "tracked.pdf"
+    lines = word_gaps.tracked(path, 0, spacing)
+    document = pdfium.PdfDocument(path)
+    try:
+        rebuilt = unglued_text(document[0].get_textpage(), document[0].get_bbox())
+        assert _lines(rebuilt.text) == lines
+        assert rebuilt.respaced == 0
+    finally:
+        document.close()
+
+
+def test_pages_drawn_a_line_or_a_word_an_object_are_not_read_character_by_character(tmp_path: Path) -> None:
+    """The cheap test turns away prose a line an object, prose a word an object, a table a cell
+    an object and letter-spaced lines."""
+    builds: list[Callable[[Path], object]] = [
+        lambda p: columns.justified_prose(p),
+        lambda p: columns.justified_words(p),
+        lambda p: table_cells.cells_as_objects(p),
+        lambda p: word_gaps.tracked(p),
+    ]
+    for number, build in enumerate(builds):
+        path = tmp_path / f"{number}.pdf"
+        build(path)
+        document = pdfium.PdfDocument(path)
+        try:
+            textpage = document[0].get_textpage()
+            assert not drawn_in_touching_pieces(textpage, str(textpage.get_text_bounded())), number
+        finally:
+            document.close()
