@@ -12,8 +12,8 @@ endif
 # space-separated. The default is what the test suite reads: English, orientation data, Russian, German.
 TESSERACT_LANGS ?= eng osd rus deu
 TESSERACT_PACKAGES = $(foreach lang,$(TESSERACT_LANGS),tesseract-ocr-$(subst _,-,$(lang)))
-APT_PACKAGES = tesseract-ocr ghostscript poppler-utils qpdf fonts-dejavu-core chromium util-linux $(TESSERACT_PACKAGES)
-BREW_PACKAGES := tesseract tesseract-lang ghostscript poppler qpdf
+APT_PACKAGES = tesseract-ocr ghostscript groff-base poppler-utils qpdf fonts-dejavu-core chromium util-linux $(TESSERACT_PACKAGES)
+BREW_PACKAGES := tesseract tesseract-lang ghostscript groff poppler qpdf
 UV_INSTALL_DOCS := https://docs.astral.sh/uv/getting-started/installation/
 PYTEST_ARGS ?=
 # `make test` and `make test-quick` run the suite in this many pytest-xdist processes, a test
@@ -36,9 +36,9 @@ AS_ROOT_WITH_APT := [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-system-deps: ## install tesseract and its TESSERACT_LANGS, ghostscript, poppler, qpdf, fonts, setpriv with apt (root only; else one line naming what is missing)
+system-deps: ## install tesseract and its TESSERACT_LANGS, ghostscript, groff, poppler, qpdf, fonts, setpriv with apt (root only; else one line naming what is missing)
 	@missing=""; installed=""; \
-	for bin in tesseract gs pdftotext qpdf chromium $$([ "$$(uname)" = Linux ] && echo setpriv); do \
+	for bin in tesseract gs groff pdftotext qpdf chromium $$([ "$$(uname)" = Linux ] && echo setpriv); do \
 		command -v $$bin >/dev/null || missing="$$missing $$bin"; \
 	done; \
 	[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing="$$missing fonts"; \

@@ -17,12 +17,14 @@ writes that as a string of two characters ("rm" of "raven music") with the gap a
 character spacing. PDFium makes a space between text objects drawn apart, and inside a TJ where
 its offset is wide, but not for character spacing: "raven music" read "ravenmusic", about one
 word gap in ten of such justified text. pdftotext places each character where it is drawn and
-keeps them apart. Finding such a gap takes each character's place (about 2 us a character),
+keeps them apart. Finding such a gap takes each character's place (about 2.5 us a character),
 so only pages drawn in pieces that touch are read so: such a writer starts a new text object
-wherever the spacing changes, mid-word too, so most of a row's text rectangles abut the one
-before, where a page written a line an object has one rectangle a line and a page written a
-word an object has them a word gap apart. Up to four runs of 16 rectangles spread over the
-page are read to tell (about 1 us each).
+wherever the spacing changes, mid-word too, so that many of a row's text rectangles abut the
+one before (drawn_in_touching_pieces), where a page written a line an object has one rectangle
+a line and a page written a word an object has them a word gap apart.
+
+The same writer may draw a small move inside a word as a space whose advance a negative word
+spacing (Tw) takes back: PDFium keeps that space ("riv er"); it is left out.
 
 Either way the page's text is put together from its characters in PDFium's order, as its
 bounded text is: the characters whose origin is inside the bounds, a space PDFium made where it
@@ -52,8 +54,9 @@ _TOUCHING = (-0.25, 0.02)
 _MADE = frozenset({0x20, 0x0D, 0x0A})  # what PDFium makes: spaces and line breaks
 _SAME_ROW = 1 / 3  # of a character's height: baselines this close are one row
 _ABUT = 0.15  # of a rectangle's height: neighbours on a row this close (or overlapping) touch
-_MIN_ABUTTING, _ABUTTING_SHARE = 8, 0.6  # sampled neighbours on a row that touch, and their share
-_SAMPLED_EIGHTHS, _SAMPLE_WIDTH = (1, 5, 3, 7), 16
+_MIN_ABUTTING, _ABUTTING_SHARE = 8, 0.3  # sampled neighbours on a row that touch, and their share
+_FEW_ABUTTING = 0.15  # a share the first two runs read stop at
+_SAMPLED_SIXTHS, _SAMPLE_WIDTH = (1, 4, 0, 2, 3, 5), 16
 
 
 class _Place(NamedTuple):
@@ -81,18 +84,22 @@ def may_be_glued(textpage: pdfium.PdfTextPage, text: str) -> bool:
 
 def drawn_in_touching_pieces(textpage: pdfium.PdfTextPage, text: str) -> bool:
     """Whether the page's rows are drawn in text objects that touch one another, as a writer that
-    may draw word gaps as character spacing draws them (the module's doc): more rectangles than
-    lines, then runs of neighbouring rectangles, the last two read only when the first two did
-    not tell."""
+    may draw word gaps as character spacing draws them (the module's doc): half as many
+    rectangles again as lines, then six runs of neighbouring rectangles, the last four read only
+    when the first two found some that touch. A page of groff's through Ghostscript has 0.4 to
+    0.9 of its neighbours on a row touching (its fonts change between words: an italic word is
+    drawn apart), and a sample of 90 of them may find less; pdfTeX's, up to 0.4 where code and
+    prose alternate: such a page is read character by character for nothing, and its text left
+    as it was unless it has a word gap PDFium missed."""
     raw = textpage.raw
     count = pdfium_c.FPDFText_CountRects(raw, 0, -1)
-    if count < 2 * (text.count("\n") + 1):
+    if count < 1.5 * (text.count("\n") + 1):
         return False
     reader = RectReader(raw)
     on_a_row = abutting = 0
-    for number, start in enumerate(count * eighth // 8 for eighth in _SAMPLED_EIGHTHS):
-        if number == 2 and (abutting >= _MIN_ABUTTING or abutting < _ABUTTING_SHARE * on_a_row):
-            break
+    for number, start in enumerate(count * sixth // 6 for sixth in _SAMPLED_SIXTHS):
+        if number == 2 and abutting < _FEW_ABUTTING * on_a_row:
+            return False
         boxes = [reader.box(index) for index in range(start, min(start + _SAMPLE_WIDTH, count))]
         for a, b in itertools.pairwise(boxes):
             height = max(a.height, b.height)
@@ -105,9 +112,10 @@ def drawn_in_touching_pieces(textpage: pdfium.PdfTextPage, text: str) -> bool:
 
 def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
     """The page's text inside bounds with a space for each line break PDFium made on one row and
-    for each word gap it made none for. Two calls a character: its code and its advance box (a
-    character's origin is that box's left side, on its baseline, so its origin is read only when
-    the box is not inside bounds); whether PDFium made it is asked of spaces and breaks only. A
+    for each word gap it made none for. One call a character, for its advance box (its code comes
+    with the page's whole text; its origin is that box's left side, on its baseline, so it is read
+    only when the box is not inside bounds; whether PDFium made it is asked of spaces and breaks
+    only). A
     word gap is measured from its row's usual gap between letters (their median), so that
     letter-spaced text keeps its words whole: a gap wide enough is held as a place for a space
     until its row ends."""
@@ -121,8 +129,7 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
     last_bottom = last_end = 0.0
     last = -1  # the last character written, by index
     respaced = 0
-    for index in range(pdfium_c.FPDFText_CountChars(raw)):
-        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+    for index, code in enumerate(_codes(textpage)):
         if code in _MADE and pdfium_c.FPDFText_IsGenerated(raw, index):
             broken |= code != 0x20
             made_space |= code == 0x20
@@ -180,6 +187,17 @@ def _space_row(
             out[place.at] = " "
             spaced += 1
     return spaced
+
+
+def _codes(textpage: pdfium.PdfTextPage) -> list[int]:
+    """Each character's code, from the page's whole text in one call when it has one character
+    a character (UTF-16 decoded), else one call a character."""
+    raw = textpage.raw
+    count = pdfium_c.FPDFText_CountChars(raw)
+    text = str(textpage.get_text_range(0, count))
+    if len(text) == count:
+        return [ord(char) for char in text]
+    return [pdfium_c.FPDFText_GetUnicode(raw, index) for index in range(count)]
 
 
 def _origin_inside(raw: pdfium_c.FPDF_TEXTPAGE, index: int, bounds: Bounds) -> bool:

@@ -7,6 +7,8 @@ not so.
   spacing; and now and then a word is shown in two parts with a small move back between them
   (a kerned pair). Ghostscript writes the first as a two-letter string with the gap as its Tc
   ("nm" of "raven music"), the second as a space whose advance a negative Tw takes back.
+- `groff_justified`: paragraphs typeset by groff itself (justified, an italic word now and then,
+  as a manual page is), printed to PDF by Ghostscript: the words are the source's in order.
 - `tc_gaps`: both written directly, as Ghostscript writes them: a line is runs of words with
   their spaces drawn (widened by Tw), each placed by Tm where the one before ends, broken where
   a word gap is drawn as the Tc of a two-letter run, or where a word is drawn with a space in
@@ -91,23 +93,40 @@ def ghostscript_justified(path: Path, seed: int = 0) -> list[str]:
             x += gap
             glued_next = glue
     program += ["showpage", "%%EOF"]
-    source = path.with_suffix(".ps")
-    source.write_text("\n".join(program) + "\n", encoding="latin-1")
+    _ghostscript("\n".join(program) + "\n", path)
+    return [" ".join(words) for words in lines]
+
+
+def groff_justified(path: Path, seed: int = 0) -> list[str]:
+    """The page's words, in order (groff chooses where lines break)."""
+    rng = random.Random(seed)
+    source = [".nh", ".ll 6i", ".ps 10", ".vs 12"]
+    words: list[str] = []
+    for paragraph in range(4):
+        line: list[str] = []  # an input line a sentence (groff fills the output lines)
+        for word in page_text(seed * 4 + paragraph, seed, sentences=5).split():
+            words.append(word)
+            line.append(f"\\fI{word}\\fP" if rng.random() < 0.1 else word)
+            if word.endswith("."):
+                source.append(" ".join(line))
+                line = []
+        source.append(" ".join(line))
+        source.append(".sp")
+    typeset = subprocess.run(
+        ["groff", "-Tps"], input="\n".join(source) + "\n", capture_output=True, check=True, text=True
+    )
+    _ghostscript(typeset.stdout, path)
+    return words
+
+
+def _ghostscript(postscript: str, path: Path) -> None:
+    """Print PostScript to a PDF at path with Ghostscript (ps2pdf's device)."""
     subprocess.run(
-        [
-            "gs",
-            "-q",
-            "-dNOPAUSE",
-            "-dBATCH",
-            "-dSAFER",
-            "-sDEVICE=pdfwrite",
-            f"-sOutputFile={path}",
-            str(source),
-        ],
+        ["gs", "-q", "-dNOPAUSE", "-dBATCH", "-dSAFER", "-sDEVICE=pdfwrite", f"-sOutputFile={path}", "-"],
+        input=postscript.encode("latin-1"),
         check=True,
         capture_output=True,
     )
-    return [" ".join(words) for words in lines]
 
 
 def _font_page(content: list[str], path: Path, base_font: str) -> None:

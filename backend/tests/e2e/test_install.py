@@ -227,11 +227,14 @@ def test_missing_system_binaries_get_one_line_when_not_root(nobody_dir: Path) ->
     done = make("system-deps", nobody_dir, stock_env(nobody_dir, path=str(bin_dir)), user=NOBODY)
     assert done.returncode == 0, done.stderr  # a warning: the Python side still installs
     (line,) = own_lines(done.stderr)
-    assert line.startswith("make: missing tesseract gs pdftotext qpdf chromium setpriv;"), line
-    assert "apt-get install tesseract-ocr ghostscript poppler-utils qpdf fonts-dejavu-core chromium" in line
+    assert line.startswith("make: missing tesseract gs groff pdftotext qpdf chromium setpriv;"), line
+    assert (
+        "apt-get install tesseract-ocr ghostscript groff-base poppler-utils qpdf fonts-dejavu-core chromium"
+        in line
+    )
     # the language packs the tests read (TESSERACT_LANGS' default), Debian's names for them
     assert "util-linux tesseract-ocr-eng tesseract-ocr-osd tesseract-ocr-rus tesseract-ocr-deu " in line
-    assert "brew install tesseract tesseract-lang ghostscript poppler qpdf" in line
+    assert "brew install tesseract tesseract-lang ghostscript groff poppler qpdf" in line
 
 
 @pytest.mark.timeout(60)
@@ -254,7 +257,9 @@ def test_a_missing_language_pack_gets_one_line_when_not_root(nobody_dir: Path) -
     (line,) = own_lines(done.stderr)
     assert line.startswith("make: missing tesseract-ocr-zzz tesseract-ocr-chi-sim;"), line
     assert "apt-get install tesseract-ocr " in line
-    assert line.rstrip().endswith("brew install tesseract tesseract-lang ghostscript poppler qpdf"), line
+    assert line.rstrip().endswith("brew install tesseract tesseract-lang ghostscript groff poppler qpdf"), (
+        line
+    )
 
     # what is installed passes without a word: the default languages (installed by make install)
     default = make("system-deps", nobody_dir, env, user=NOBODY)

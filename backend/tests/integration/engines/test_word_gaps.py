@@ -15,6 +15,7 @@ import pytest
 
 from app.engines._glued_text import drawn_in_touching_pieces, unglued_text
 from app.engines._pages import page_text
+from app.engines.base import clean_page_text
 from app.engines.text_layer import TextLayerEngine
 from tests.corpus import columns, table_cells, word_gaps
 
@@ -40,6 +41,20 @@ def test_every_word_gap_of_justified_prose_reads_as_one(
         assert len(glued) >= 3  # PDFium's bounded text runs words together on several lines
         assert drawn_in_touching_pieces(textpage, stored)
         assert _lines(page_text(document[0], 1)) == lines
+    finally:
+        document.close()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_groff_prose_printed_by_ghostscript_reads_word_for_word(tmp_path: Path, seed: int) -> None:
+    """Paragraphs typeset by groff itself, as a manual page is, have their words in order."""
+    path = tmp_path / "groff.pdf"
+    words = word_gaps.groff_justified(path, seed)
+    document = pdfium.PdfDocument(path)
+    try:
+        stored = clean_page_text(str(document[0].get_textpage().get_text_bounded())).split()
+        assert len([word for word in stored if word not in words]) >= 3  # words run together
+        assert clean_page_text(page_text(document[0], 1)).split() == words
     finally:
         document.close()
 
