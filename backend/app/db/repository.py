@@ -199,6 +199,22 @@ class ChunkRepository:
     async def get_document(self, document_id: UUID) -> Document | None:
         return await self._row("ocr_get_document", {"p_document_id": document_id}, Document)
 
+    async def unfinished_document(
+        self, matter_id: UUID, file_sha256: str, engine: str, language: str
+    ) -> Document | None:
+        """The newest document of the matter with this file, engine and language whose OCR is
+        under way (processing), or None."""
+        return await self._row(
+            "ocr_unfinished_document",
+            {
+                "p_matter_id": matter_id,
+                "p_file_sha256": file_sha256,
+                "p_engine": engine,
+                "p_language": language,
+            },
+            Document,
+        )
+
     async def refresh_document_status(self, document_id: UUID) -> DocumentStatus | None:
         value = await self.connector.value("ocr_refresh_document_status", {"p_document_id": document_id})
         if value is None:  # no such document

@@ -21,6 +21,7 @@ from app.local.exit_codes import ExitCode
 from app.local.stack import LocalStack, cli_matter
 from app.local.workers import InlineWorker, run_log_path
 from app.models.document import Document, DocumentStatus, ProgressStatus
+from app.models.ocr_chunk import ChunkStatus
 from app.models.results import MergedResult
 from app.services.documents import DocumentStatusReport
 from app.services.planner import StartedDocument
@@ -143,17 +144,25 @@ async def _run(
     show_progress: bool,
 ) -> RunReport:
     started: list[tuple[Path, StartedDocument, float]] = []
+    read_earlier: dict[UUID, int] = {}  # pages of a document taken up again that an earlier run read
     for pdf in pdfs:
         t0 = t_start if not started else time.perf_counter()
         try:
-            doc = await stack.documents.submit(
-                pdf,
-                matter_id=matter,
-                engine=engine,
-                language=language,
-                chunk_pages=chunk_pages,
-                workers=ocr_processes,
+            doc = await stack.documents.resume(
+                pdf, matter_id=matter, engine=engine, language=language, searchable="pdf" in outputs
             )
+            if doc is not None:
+                read_earlier[doc.document.id] = _pages_read(doc)
+                print(_going_on(pdf, doc), file=sys.stderr)
+            else:
+                doc = await stack.documents.submit(
+                    pdf,
+                    matter_id=matter,
+                    engine=engine,
+                    language=language,
+                    chunk_pages=chunk_pages,
+                    workers=ocr_processes,
+                )
         except InvalidInputError as exc:
             report.errors.append(f"{pdf}: {exc}")
             print(f"chunk-ocr: {pdf}: {exc}", file=sys.stderr)
@@ -189,6 +198,8 @@ async def _run(
             "seconds": round(seconds, 3),
             "pages_per_second": round(document.page_count / seconds, 3) if seconds else None,
         }
+        if document.id in read_earlier:
+            entry["pages_read_earlier"] = read_earlier[document.id]
         if document.ocr_status is DocumentStatus.COMPLETED:
             merged = await stack.documents.result(document)
             entry |= {
@@ -263,13 +274,25 @@ def _without_text(merged: MergedResult) -> str | None:
     )
 
 
+def _pages_read(doc: StartedDocument) -> int:
+    return sum(c.page_end - c.page_start + 1 for c in doc.chunks if c.status is ChunkStatus.COMPLETED)
+
+
+def _going_on(pdf: Path, doc: StartedDocument) -> str:
+    """One line for a file whose document a stopped run left under way: it goes on."""
+    return (
+        f"chunk-ocr: {pdf}: going on with {doc.document.id}, which a run that stopped left under way "
+        f"({_pages_read(doc)} of {doc.document.page_count} pages read)"
+    )
+
+
 def _left_unfinished(documents: list[tuple[Path, UUID]]) -> str:
     """One line for a run stopped by Ctrl-C: its documents stay queued, not lost."""
     named = ", ".join(f"{pdf.name} ({document_id})" for pdf, document_id in documents[:_SHOWN_FAILURES])
     more = f" and {len(documents) - _SHOWN_FAILURES} more" if len(documents) > _SHOWN_FAILURES else ""
     return (
         f"chunk-ocr: interrupted: {named}{more} left queued; a `chunk-ocr worker` finishes them "
-        "(then `chunk-ocr result ID`), or `chunk-ocr run` the files again"
+        "(then `chunk-ocr result ID`), or `chunk-ocr run` the files again goes on with them"
     )
 
 

@@ -132,7 +132,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
     info = PdfInfo(
         path,
         page_count,
-        _sha256(path),
+        file_sha256(path),
         size,
         tuple(warnings),
         lost,
@@ -330,7 +330,8 @@ def _ranges(numbers: range | tuple[int, ...]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The file's SHA-256, hex, read a mebibyte at a time."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while block := handle.read(1 << 20):

@@ -51,6 +51,15 @@ class DocumentOperations:
             raise DocumentNotFoundError(f"document {doc_id} not found", document_id=doc_id)
         return document
 
+    async def get_unfinished_document(
+        self, matter_id: IdLike, file_sha256: str, engine: str, language: str
+    ) -> Document | None:
+        """The document a stopped run left under way for this file (the newest of the matter with
+        its SHA-256, engine and language, processing), or None."""
+        return await self.repository.unfinished_document(
+            as_uuid(matter_id, "matter_id"), file_sha256, engine, language
+        )
+
     async def get_document_for_user(self, document_id: IdLike, user_id: UUID) -> Document:
         """The document if the user belongs to its matter, else DocumentNotFoundError (ids do not leak)."""
         document = await self.get_document(document_id)

@@ -28,6 +28,7 @@ from app.services.ocr_chunk_service import OCRChunkService
 from app.services.planner import StartedDocument, plan_document, start_document
 from app.services.queue import JobQueue
 from app.services.recovery import retry_failed
+from app.services.resume import resume_document
 from app.services.text_reader import TextReader
 from app.services.validation import IdLike
 from app.storage.base import BlobStore
@@ -180,6 +181,21 @@ class Documents:
         if not start:
             return started
         return await self._as_now(started)
+
+    async def resume(
+        self, pdf: Path, *, matter_id: UUID, engine: str, language: str = DEFAULT_LANGUAGE, searchable: bool
+    ) -> StartedDocument | None:
+        """The document a stopped run left under way for this file, taken up again
+        (app.services.resume), or None: then submit starts it."""
+        return await resume_document(
+            self.service,
+            self.queue,
+            pdf,
+            matter_id=matter_id,
+            engine=engine,
+            language=language,
+            searchable=searchable,
+        )
 
     async def _as_now(self, started: StartedDocument) -> StartedDocument:
         """started with its document as the database holds it now; as started, when the database

@@ -243,3 +243,62 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
     assert "chunk-ocr worker" in line
     status = await pool.fetchval("select ocr_status from documents where id = $1", document_id)
     assert status == "processing"  # left queued for a worker, not failed or lost
+
+
+@pytest.mark.timeout(240)
+async def test_running_a_stopped_file_again_goes_on_with_its_document(
+    cli_env: dict[str, str], pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    """Running a file again after Ctrl-C started a new document and read every page again. Now
+    the run goes on with the document the first left under way: the pages it read are not read
+    again, and the outputs are whole."""
+    pdf = tmp_path / f"resumed-{uuid4().hex[:8]}.pdf"
+    texts = make_scanned_pdf(pdf, pages=6, seed=11)
+    argv = ["run", str(pdf), "--out", str(tmp_path / "out"), "--engine", "tesseract"]
+    argv += ["--chunk-pages", "1", "--ocr-processes", "1"]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "app.cli", *argv, env=cli_env, cwd=REPO_ROOT, stderr=asyncio.subprocess.PIPE
+    )
+    document_id = None
+    while document_id is None:  # until two pages are read
+        await asyncio.sleep(0.2)
+        document_id = await pool.fetchval(
+            """
+            select d.id from documents d join document_ocr_chunks c on c.document_id = d.id
+             where d.filename = $1 and c.status = 'completed' group by d.id having count(*) >= 2
+            """,
+            pdf.name,
+        )
+    process.send_signal(signal.SIGINT)
+    await process.communicate()
+    assert process.returncode == ExitCode.INTERRUPTED
+    read = {
+        row["id"]: (row["updated_at"], row["result_checksum"])
+        for row in await pool.fetch(
+            "select id, updated_at, result_checksum from document_ocr_chunks"
+            " where document_id = $1 and status = 'completed'",
+            document_id,
+        )
+    }
+    assert 2 <= len(read) < 6
+
+    again = run_cli([*argv, "--json"], cli_env)
+    assert again.returncode == ExitCode.OK, again.stderr
+    (entry,) = json.loads(again.stdout)["documents"]
+    assert entry["document_id"] == str(document_id)
+    assert entry["status"] == "completed"
+    assert entry["pages_read_earlier"] == len(read)
+    assert f"going on with {document_id}" in again.stderr
+    assert f"({len(read)} of 6 pages read)" in again.stderr
+    assert await pool.fetchval("select count(*) from documents where filename = $1", pdf.name) == 1
+    for chunk_id, (updated_at, checksum) in read.items():  # not read again
+        row = await pool.fetchrow(
+            "select updated_at, result_checksum, status from document_ocr_chunks where id = $1", chunk_id
+        )
+        assert (row["updated_at"], row["result_checksum"], row["status"]) == (
+            updated_at,
+            checksum,
+            "completed",
+        )
+    written = (tmp_path / "out" / f"{pdf.stem}.txt").read_text(encoding="utf-8")
+    assert cer("\n".join(texts), written) < 0.02
