@@ -72,6 +72,8 @@ create table public.documents (
     language text not null default 'eng'
         check (length(language) between 1 and 200
                and language ~ '^[A-Za-z][A-Za-z0-9_]*(\+[A-Za-z][A-Za-z0-9_]*)*$'),
+    merge_error text
+        constraint documents_merge_error_check check (merge_error is null or length(merge_error) <= 4000),
     -- lets chunks reference (id, matter_id) so a chunk can never sit in another matter
     unique (id, matter_id),
     -- a completed document always points at a checksummed merged result
@@ -80,6 +82,8 @@ create table public.documents (
 );
 comment on column public.documents.pages_failed is
     'pages of the merged result that could not be read (see failed_pages in result.json); 0 when every page was read';
+comment on column public.documents.merge_error is
+    'the last retryable error that put the merge off, while the document waits for the next merge; null once merged or failed';
 -- a matter's documents, newest first
 create index documents_matter_idx on public.documents (matter_id, created_at desc);
 

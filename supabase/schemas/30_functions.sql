@@ -45,6 +45,30 @@ as $$
     select * from public.documents where id = p_document_id;
 $$;
 
+-- The document a stopped `chunk-ocr run` left under way for a file: the newest of the matter
+-- with its SHA-256, engine and language whose OCR is under way.
+create function public.ocr_unfinished_document(
+    p_matter_id uuid,
+    p_file_sha256 text,
+    p_engine text,
+    p_language text
+)
+returns setof public.documents
+language sql
+stable
+set search_path = ''
+as $$
+    select *
+      from public.documents
+     where matter_id = p_matter_id
+       and file_sha256 = p_file_sha256
+       and engine = p_engine
+       and language = p_language
+       and ocr_status = 'processing'
+     order by created_at desc
+     limit 1;
+$$;
+
 -- The number of documents removed (0 or 1): a function returning void has no JSON answer.
 create function public.ocr_delete_document(p_document_id uuid)
 returns integer
@@ -710,7 +734,7 @@ end;
 $$;
 
 -- Write the merged result and complete the document, under the lease, with how many of its
--- pages could not be read.
+-- pages could not be read (clearing why an earlier merge was put off).
 create function public.ocr_complete_finalize(
     p_document_id uuid,
     p_worker_id text,
@@ -731,6 +755,7 @@ begin
                result_checksum = p_result_checksum,
                pages_failed = p_pages_failed,
                error_message = null,
+               merge_error = null,
                ocr_completed_at = case when ocr_status = 'completed'
                                        then coalesce(ocr_completed_at, now()) else now() end,
                finalize_worker_id = null,
@@ -742,14 +767,16 @@ begin
 end;
 $$;
 
--- Give the lease up: after a retryable error (the next finalize may start at once) or,
--- with p_failed_message, after a permanent one: the document fails, a completed one
--- too (its merged result is gone and cannot be rebuilt, so it needs a person).
+-- Give the lease up: after a retryable error (the next finalize may start at once; with
+-- p_deferred_message it is kept as merge_error) or, with p_failed_message, after a permanent
+-- one: the document fails, a completed one too (its merged result is gone and cannot be
+-- rebuilt, so it needs a person).
 create function public.ocr_release_finalize(
     p_document_id uuid,
     p_worker_id text,
     p_attempt integer,
-    p_failed_message text default null
+    p_failed_message text default null,
+    p_deferred_message text default null
 )
 returns boolean
 language plpgsql
@@ -760,7 +787,9 @@ begin
        set finalize_worker_id = null,
            finalize_heartbeat_at = null,
            ocr_status = case when p_failed_message is not null then 'failed' else ocr_status end,
-           error_message = coalesce(left(p_failed_message, 4000), error_message)
+           error_message = coalesce(left(p_failed_message, 4000), error_message),
+           merge_error = case when p_failed_message is not null then null
+                              else coalesce(left(p_deferred_message, 4000), merge_error) end
      where id = p_document_id
        and finalize_worker_id = p_worker_id
        and finalize_attempt = p_attempt;

@@ -7,7 +7,8 @@
 -- on a plain PostgreSQL the bootstrap creates stand-ins (backend/app/db/plain_postgres_bootstrap.sql).
 --
 -- Rate: a change of the document's status (processing, completed, completed_with_errors,
--- failed) or of its pages_failed is always sent, so the final state is never lost. A change of
+-- failed), of its pages_failed or of why its merge was put off (merge_error) is always sent,
+-- so the final state is never lost. A change of
 -- its chunks' counts alone (a claim, a completion, a failure, a retry) is sent at most once
 -- per 250 ms per document, however many chunks move: ocr_progress_broadcasts holds when each
 -- document last sent one.
@@ -43,6 +44,7 @@ as $$
                'pagesDone', p.pages_completed,
                'pagesTotal', p.pages_total,
                'pagesFailed', d.pages_failed,
+               'mergeError', case when d.ocr_status = 'processing' then d.merge_error end,
                'percent', case when d.ocr_status = 'completed' then 100.0
                                when p.pages_total = 0 then 0.0
                                else round(100.0 * p.pages_completed / p.pages_total, 2) end,
@@ -140,10 +142,11 @@ create trigger document_ocr_chunks_broadcast_progress
     execute function public.ocr_broadcast_chunk_progress();
 
 create trigger documents_broadcast_status
-    after update of ocr_status, pages_failed on public.documents
+    after update of ocr_status, pages_failed, merge_error on public.documents
     for each row
     when (old.ocr_status is distinct from new.ocr_status
-          or old.pages_failed is distinct from new.pages_failed)
+          or old.pages_failed is distinct from new.pages_failed
+          or old.merge_error is distinct from new.merge_error)
     execute function public.ocr_broadcast_document_status();
 
 -- Who may receive: a member of the document's matter, on that document's topic only ------

@@ -28,6 +28,8 @@ class ProgressView(CamelModel):
     pages_done: int
     pages_total: int
     pages_failed: int  # known once the document is merged: pages it has no text for
+    # while processing, why its merge was last put off (every chunk read; a worker tries again)
+    merge_error: str | None
     percent: float
     eta_seconds: float | None
     updated_at: datetime
@@ -45,6 +47,7 @@ class ProgressView(CamelModel):
             pages_done=progress.pages_completed,
             pages_total=progress.pages_total,
             pages_failed=document.pages_failed,
+            merge_error=document.merge_error if document.ocr_status is DocumentStatus.PROCESSING else None,
             percent=100.0 if document.ocr_status is DocumentStatus.COMPLETED else progress.percent,
             eta_seconds=_eta(document, progress, now),
             updated_at=document.updated_at,
@@ -91,6 +94,7 @@ class DocumentView(CamelModel):
     result_checksum: str | None
     error_message: str | None
     pages_failed: int
+    merge_error: str | None  # why its merge was last put off (a retryable error); it is still processing
     ocr_started_at: datetime | None
     ocr_completed_at: datetime | None
     created_at: datetime

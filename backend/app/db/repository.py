@@ -276,9 +276,15 @@ class ChunkRepository:
         )
 
     async def release_finalize(
-        self, document_id: UUID, worker_id: str, attempt: int, failed_message: str | None = None
+        self,
+        document_id: UUID,
+        worker_id: str,
+        attempt: int,
+        failed_message: str | None = None,
+        deferred_message: str | None = None,
     ) -> bool:
-        """Give the lease up (failing the document when failed_message is given); False if lost."""
+        """Give the lease up, failing the document when failed_message is given, keeping
+        deferred_message as its merge_error when given (a retryable error); False if lost."""
         return await self._flag(
             "ocr_release_finalize",
             {
@@ -286,6 +292,7 @@ class ChunkRepository:
                 "p_worker_id": worker_id,
                 "p_attempt": attempt,
                 "p_failed_message": failed_message,
+                "p_deferred_message": deferred_message,
             },
         )
 

@@ -21,6 +21,7 @@ from app.api.schemas import ProgressView
 from app.core.config import Settings
 from app.core.errors import InvalidInputError
 from app.local.stack import cli_matter, open_stack
+from app.models.document import DocumentStatus
 from app.services.documents import DocumentStatusReport, Retried
 
 
@@ -54,10 +55,10 @@ async def status(settings: Settings, document_id: str, *, as_json: bool) -> None
         report = await stack.documents.status(document_id)
     finally:
         await stack.close()
-    _print_status(report, as_json=as_json)
+    print_status(report, as_json=as_json)
 
 
-def _print_status(report: DocumentStatusReport, *, as_json: bool) -> None:
+def print_status(report: DocumentStatusReport, *, as_json: bool) -> None:
     document = report.document
     view = ProgressView.of(document, report.progress, datetime.now(UTC))
     if as_json:
@@ -80,6 +81,11 @@ def _print_status(report: DocumentStatusReport, *, as_json: bool) -> None:
         print(
             f"  chunk {chunk.chunk_index} (pages {chunk.page_start}-{chunk.page_end}): "
             f"{chunk.error_code}: {chunk.error_message}"
+        )
+    if document.merge_error and document.ocr_status is DocumentStatus.PROCESSING:
+        print(
+            f"  merge put off (a worker tries again; merges started: {document.finalize_attempt}): "
+            f"{document.merge_error}"
         )
     if document.pages_failed:
         print(

@@ -59,6 +59,9 @@ class Document(CamelModel):
     result_checksum: str | None = None
     error_message: str | None = None
     pages_failed: int = 0  # pages of the merged result that could not be read (result.json says which)
+    # the last retryable error that put its merge off ("code: message"), while it waits for the
+    # next; None once merged or failed (it never means failed: ocr_status does)
+    merge_error: str | None = None
     ocr_started_at: datetime | None = None
     ocr_completed_at: datetime | None = None
     created_at: datetime

@@ -147,10 +147,13 @@ class DocumentOperations:
             raise finalize_lease_lost(lease)
         return done
 
-    async def release_finalize(self, lease: FinalizeLease, *, failed_message: str | None = None) -> bool:
-        """Give the merge up; with failed_message the document fails (a permanent merge error)."""
+    async def release_finalize(
+        self, lease: FinalizeLease, *, failed_message: str | None = None, deferred_message: str | None = None
+    ) -> bool:
+        """Give the merge up; with failed_message the document fails (a permanent merge error), with
+        deferred_message it stays processing and says why its merge was put off (merge_error)."""
         return await self.repository.release_finalize(
-            lease.document_id, lease.worker_id, lease.attempt, failed_message
+            lease.document_id, lease.worker_id, lease.attempt, failed_message, deferred_message
         )
 
 

@@ -157,7 +157,11 @@ class Finalizer:
             exc_info=exc_info,
         )
         try:
-            await self.service.release_finalize(lease, failed_message=str(error) if failed else None)
+            await self.service.release_finalize(
+                lease,
+                failed_message=str(error) if failed else None,
+                deferred_message=None if failed else f"{error.code}: {error}",
+            )
         except OCRError as exc:  # the lease expires by itself; the sweep enqueues the merge again
             log.warning("finalize_release_failed", document_id=str(lease.document_id), error=str(exc))
         return FinalizeOutcome.FAILED if failed else FinalizeOutcome.DEFERRED

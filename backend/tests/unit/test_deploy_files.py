@@ -35,7 +35,10 @@ KEDA_SCHEMA = Path(__file__).with_name("deploy_schemas") / "keda.sh_v1alpha1.jso
 KUBERNETES_VERSION = "1.37"
 
 # Debian packages the Makefile installs for the test suite alone, not for the service to run.
-TEST_ONLY_PACKAGES = {"chromium": "the progress page's browser test"}
+TEST_ONLY_PACKAGES = {
+    "chromium": "the progress page's browser test",
+    "groff-base": "typesets the pages of the word-gap tests (tests/corpus/word_gaps.py)",
+}
 # Packages only the image needs.
 IMAGE_ONLY_PACKAGES = {"tini": "PID 1: passes SIGTERM on to the API or worker and reaps orphans"}
 # Keys in the Secrets that are not settings of the app.

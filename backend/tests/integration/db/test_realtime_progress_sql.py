@@ -22,7 +22,38 @@ from app.models.ocr_chunk import DocumentOCRChunk
 from app.services.ocr_chunk_service import OCRChunkService
 from tests.factories import checksum, make_document, make_matter, make_user, ranges
 
+
 # The field names of GET /documents/{id}/ocr/progress, which the payload shares.
+async def test_a_merge_put_off_is_sent_with_why_until_a_merge_completes_the_document(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    """Every chunk read, the merge put off by a retryable error: the document stays processing,
+    and its progress says why at once (throttled or not), until a merge completes it."""
+    matter, document_id, chunks = await started(service, pool, pages=2, chunk_pages=2)
+    claimed = await service.claim_chunk(chunks[0].id, "worker")
+    assert claimed is not None
+    await service.complete_chunk(claimed.lease, "r/0.json", checksum(b"0"))
+    await close_throttle(pool, document_id)
+    before = len(await messages(pool, document_id))
+
+    merging = await service.claim_finalize(document_id, "merger")
+    assert merging is not None
+    why = "storage_unavailable: the store did not answer"
+    assert await service.release_finalize(merging.finalize_lease, deferred_message=why)
+    sent = [payload(m) for m in await messages(pool, document_id)]
+    assert len(sent) == before + 1
+    assert (sent[-1]["status"], sent[-1]["mergeError"], sent[-1]["percent"]) == ("processing", why, 100.0)
+    document, progress = await service.get_progress_for_user(document_id, await make_user(pool, matter))
+    assert document.merge_error == why
+    route = ProgressView.of(document, progress, datetime.now(UTC)).model_dump(mode="json", by_alias=True)
+    assert route["mergeError"] == why
+
+    await finalize(service, document_id)
+    final = payload((await messages(pool, document_id))[-1])
+    assert (final["status"], final["mergeError"]) == ("completed", None)
+    assert (await service.get_document(document_id)).merge_error is None
+
+
 ROUTE_FIELDS = set(ProgressView.model_json_schema(by_alias=True)["properties"])
 THROTTLE_SECONDS = 0.25
 
@@ -100,6 +131,7 @@ async def test_each_change_is_a_progress_message_on_the_documents_private_topic(
         "pagesDone": 0,
         "pagesTotal": 6,
         "pagesFailed": 0,
+        "mergeError": None,
         "percent": 0.0,
         "etaSeconds": None,
         "updatedAt": None,

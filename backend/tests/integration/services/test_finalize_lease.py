@@ -15,10 +15,12 @@ from arq.connections import ArqRedis
 
 from app.core.backoff import Backoff
 from app.core.errors import LeaseLostError
+from app.local.documents import print_status
 from app.models.document import Document, DocumentStatus
 from app.models.results import MergedResult
 from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
 from app.services.chunk_processor import ChunkOutcome
+from app.services.documents import Documents
 from app.services.finalize import FinalizeOutcome, Finalizer
 from app.services.planner import StartedDocument, start_document
 from app.services.queue import QUEUE_NAME, ArqJobQueue, finalize_job_id
@@ -235,7 +237,12 @@ async def test_a_chunk_that_can_no_longer_be_read_nor_redone_fails_the_document(
 
 
 async def test_a_storage_error_gives_the_merge_back_for_the_sweep(
-    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path, pool: asyncpg.Pool
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    matter_id: UUID,
+    tmp_path: Path,
+    pool: asyncpg.Pool,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     texts = make_born_digital_pdf(tmp_path / "t.pdf", pages=4, seed=12)
     started = await started_and_processed(runtime, arq_redis, tmp_path / "t.pdf", matter_id)
@@ -262,6 +269,14 @@ async def test_a_storage_error_gives_the_merge_back_for_the_sweep(
     )
     assert row["error_message"] is None
     assert not stored(runtime, merged_json_path(matter_id, document_id)).exists()
+    # why the merge was put off is on the document, and `chunk-ocr status` says it
+    deferred = await runtime.service.get_document(document_id)
+    assert deferred.merge_error is not None
+    assert chunk.input_storage_path in deferred.merge_error
+    report = await Documents(runtime.service, runtime.store, ArqJobQueue(arq_redis)).status(document_id)
+    print_status(report, as_json=False)
+    said = capsys.readouterr().out
+    assert f"merge put off (a worker tries again; merges started: 1): {deferred.merge_error}" in said
     # released, not expired: the sweep enqueues the merge again at once
     assert [d.id for d in await runtime.service.get_documents_ready_to_merge()] == [document_id]
     assert (await sweep(runtime.service, ArqJobQueue(arq_redis))).finalize_enqueued == 1
@@ -271,6 +286,7 @@ async def test_a_storage_error_gives_the_merge_back_for_the_sweep(
     assert await quick.finalize(document_id) is FinalizeOutcome.COMPLETED
     document = await runtime.service.get_document(document_id)
     assert document.ocr_status is DocumentStatus.COMPLETED
+    assert document.merge_error is None  # cleared by the merge that completed it
     merged = await verified_merged(runtime, document)
     assert [p.text.split() for p in merged.pages] == [t.split() for t in texts]
     assert (await lease_row(pool, document_id))["finalize_attempt"] == 2

@@ -155,5 +155,6 @@ async def test_heartbeat_complete_and_release_present_the_lease(
             "p_worker_id": "worker-1",
             "p_attempt": 1,
             "p_failed_message": "pages 3-4 missing",
+            "p_deferred_message": None,
         },
     )
