@@ -34,12 +34,15 @@ import itertools
 import math
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from app.engines._page_chars import Bounds, RectReader, TextRect
+
+Reader = Callable[[Bounds], str]  # the text inside bounds (left, bottom, right, top)
 
 MIN_ROWS = 5  # stored jumps across a gutter (and lines a side) for a band to be read as columns
 MAX_GUTTERS = 4  # five columns at most
@@ -89,9 +92,10 @@ def may_have_columns(textpage: pdfium.PdfTextPage, text: str) -> bool:
     )
 
 
-def column_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> str | None:
+def column_text(textpage: pdfium.PdfTextPage, bounds: Bounds, read: Reader | None = None) -> str | None:
     """The page's text with its interleaved columns read one after the other, or None when it
-    has none (PDFium's text stands)."""
+    has none (PDFium's text stands). read: how the text inside a part's bounds is read (PDFium's
+    bounded text, or the page's text put together again, _glued_text)."""
     raw = textpage.raw
     reader = RectReader(raw)
     left, bottom, right, top = bounds
@@ -111,7 +115,11 @@ def column_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> str | None:
     bands = _bands(by_height, jumps, gutters, height)
     if not bands:
         return None
-    return _read(textpage, bounds, by_height, bands)
+    return _read(read or _bounded(textpage), bounds, by_height, bands)
+
+
+def _bounded(textpage: pdfium.PdfTextPage) -> Reader:
+    return lambda part: str(textpage.get_text_bounded(*part))
 
 
 def _jumps(a: TextRect, b: TextRect, height: float) -> bool:
@@ -237,7 +245,7 @@ def _lines(side: list[TextRect], height: float) -> list[_Line]:
     return lines
 
 
-def _read(textpage: pdfium.PdfTextPage, bounds: Bounds, by_height: list[TextRect], bands: list[_Band]) -> str:
+def _read(read: Reader, bounds: Bounds, by_height: list[TextRect], bands: list[_Band]) -> str:
     """The page band by band, top to bottom; a band of columns column by column, left to right."""
     left, bottom, right, top = bounds
 
@@ -253,12 +261,12 @@ def _read(textpage: pdfium.PdfTextPage, bounds: Bounds, by_height: list[TextRect
     for band in bands:
         band_top, band_bottom = edge(band.first), edge(band.end)
         if band_top < upper:
-            parts.append(textpage.get_text_bounded(left, band_top, right, upper))
+            parts.append(read((left, band_top, right, upper)))
         xs = [left, *band.gutters, right]
-        parts += [textpage.get_text_bounded(a, band_bottom, b, band_top) for a, b in itertools.pairwise(xs)]
+        parts += [read((a, band_bottom, b, band_top)) for a, b in itertools.pairwise(xs)]
         upper = band_bottom
     if upper > bottom:
-        parts.append(textpage.get_text_bounded(left, bottom, right, upper))
+        parts.append(read((left, bottom, right, upper)))
     # a column's lines end where the row went on across the gutter: with PDFium's space there
     lines = (line.rstrip(" ") for part in parts if part.strip() for line in part.rstrip("\r\n").split("\r\n"))
     return "\r\n".join(lines)

@@ -13,6 +13,7 @@ not so.
   their spaces drawn (widened by Tw), each placed by Tm where the one before ends, broken where
   a word gap is drawn as the Tc of a two-letter run, or where a word is drawn with a space in
   it that a negative Tw takes back.
+- `tc_gap_columns`: such lines in two columns stored a row at a time.
 - `tracked`: letter-spaced text (the same Tc on every character, spaces drawn): no letter may
   be set apart.
 
@@ -44,13 +45,14 @@ def _lines(text: str, font: str, size: float, width: float = WIDTH) -> list[list
     return lines
 
 
-def _word_gap(words: list[str], font: str, size: float, last: bool) -> float:
-    """The gap between the line's words that justifies it (a last line keeps a plain space)."""
+def _word_gap(words: list[str], font: str, size: float, last: bool, width: float = WIDTH) -> float:
+    """The gap between the line's words that justifies it to width (a last line keeps a plain
+    space)."""
     space = stringWidth(" ", font, size)
     if last or len(words) < 2:
         return space
     inked = sum(stringWidth(word, font, size) for word in words)
-    return (WIDTH - inked) / (len(words) - 1)
+    return (width - inked) / (len(words) - 1)
 
 
 def _ps_string(text: str) -> str:
@@ -153,36 +155,66 @@ def tc_gaps(path: Path, seed: int = 0) -> list[str]:
     font, size = "Helvetica", 10.0
     rng = random.Random(seed)
     lines = _lines(page_text(seed + 1, seed, sentences=24), font, size)
-    space = stringWidth(" ", font, size)
     content = [f"BT /F1 {size:g} Tf"]
     for number, words in enumerate(lines):
-        gap = _word_gap(words, font, size, number == len(lines) - 1)
-        runs: list[tuple[str, float, float]] = []  # text, Tc, Tw: each drawn where the last ends
-        text, skip = "", 0  # the run so far; letters of the word drawn with the word before
-        for index, word in enumerate(words):
-            body = word[skip:]
-            following = words[index + 1] if index + 1 < len(words) else ""
-            skip = 0
-            if len(body) > 1 and len(following) > 1 and rng.random() < 0.3:
-                # up to the word's last letter, then that letter and the next word's first with
-                # the gap as their character spacing
-                runs += [(text + body[:-1], 0.0, gap - space), (body[-1] + following[0], gap, 0.0)]
-                text, skip = "", 1
-                continue
-            if len(body) >= 4 and rng.random() < 0.2:
-                # a space inside the word whose advance Tw takes back
-                middle = len(body) // 2
-                runs += [
-                    (text + body[: middle - 1], 0.0, gap - space),
-                    (f"{body[middle - 1]} {body[middle]}", 0.0, -space),
-                ]
-                text, body = "", body[middle + 1 :]
-            text += body + (" " if following else "")
-        runs.append((text, 0.0, gap - space))
+        runs = _glued_runs(words, _word_gap(words, font, size, number == len(lines) - 1), rng, font, size)
         content += _placed(runs, LEFT, TOP - number * LEADING, font, size)
     content.append("ET")
     _font_page(content, path, font)
     return [" ".join(words) for words in lines]
+
+
+def tc_gap_columns(path: Path, seed: int = 0) -> list[str]:
+    """tc_gaps' lines in two columns stored a row at a time (the first line of each column, then
+    the second of each); returns the left column's lines, then the right's."""
+    font, size, width, gutter = "Helvetica", 10.0, 230.0, 24.0
+    rng = random.Random(seed)
+    columns = [_lines(page_text(seed + 3 + side, seed, sentences=8), font, size, width) for side in (0, 1)]
+    content = [f"BT /F1 {size:g} Tf"]
+    for number in range(max(len(column) for column in columns)):
+        for side, column in enumerate(columns):
+            if number < len(column):
+                words = column[number]
+                gap = _word_gap(words, font, size, number == len(column) - 1, width)
+                x = LEFT + side * (width + gutter)
+                content += _placed(
+                    _glued_runs(words, gap, rng, font, size), x, TOP - number * LEADING, font, size
+                )
+    content.append("ET")
+    _font_page(content, path, font)
+    return [" ".join(words) for column in columns for words in column]
+
+
+def _glued_runs(
+    words: list[str], gap: float, rng: random.Random, font: str, size: float
+) -> list[tuple[str, float, float]]:
+    """A line's runs (text, Tc, Tw), each drawn where the last ends: words with their spaces
+    drawn (widened to the gap by Tw), broken where a word gap is drawn as the Tc of a two-letter
+    run, or where a word is drawn with a space in it that a negative Tw takes back."""
+    space = stringWidth(" ", font, size)
+    runs: list[tuple[str, float, float]] = []
+    text, skip = "", 0  # the run so far; letters of the word drawn with the word before
+    for index, word in enumerate(words):
+        body = word[skip:]
+        following = words[index + 1] if index + 1 < len(words) else ""
+        skip = 0
+        if len(body) > 1 and len(following) > 1 and rng.random() < 0.3:
+            # up to the word's last letter, then that letter and the next word's first with the
+            # gap as their character spacing
+            runs += [(text + body[:-1], 0.0, gap - space), (body[-1] + following[0], gap, 0.0)]
+            text, skip = "", 1
+            continue
+        if len(body) >= 4 and rng.random() < 0.2:
+            # a space inside the word whose advance Tw takes back
+            middle = len(body) // 2
+            runs += [
+                (text + body[: middle - 1], 0.0, gap - space),
+                (f"{body[middle - 1]} {body[middle]}", 0.0, -space),
+            ]
+            text, body = "", body[middle + 1 :]
+        text += body + (" " if following else "")
+    runs.append((text, 0.0, gap - space))
+    return runs
 
 
 def _placed(runs: list[tuple[str, float, float]], x: float, y: float, font: str, size: float) -> list[str]:

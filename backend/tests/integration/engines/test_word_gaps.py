@@ -46,6 +46,19 @@ def test_every_word_gap_of_justified_prose_reads_as_one(
 
 
 @pytest.mark.parametrize("seed", [0, 1])
+def test_columns_stored_a_row_at_a_time_keep_their_word_gaps(tmp_path: Path, seed: int) -> None:
+    """The column pass reads each column again: from the characters, when the page's text was
+    put together from them (it read PDFium's bounded text, which ran the words together again)."""
+    path = tmp_path / "columns.pdf"
+    lines = word_gaps.tc_gap_columns(path, seed)
+    document = pdfium.PdfDocument(path)
+    try:
+        assert _lines(page_text(document[0], 1)) == lines
+    finally:
+        document.close()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
 def test_groff_prose_printed_by_ghostscript_reads_word_for_word(tmp_path: Path, seed: int) -> None:
     """Paragraphs typeset by groff itself, as a manual page is, have their words in order."""
     path = tmp_path / "groff.pdf"
