@@ -28,11 +28,14 @@ spacing (Tw) takes back: PDFium keeps that space ("riv er"); it is left out.
 
 Either way the page's text is put together from its characters in PDFium's order, as its
 bounded text is: the characters whose origin is inside the bounds, a space PDFium made where it
-made one, and a line break where PDFium broke the line, except that a break between two
-characters on one row (baselines within a third of a character's height) is a space, and two
-characters with nothing between them set a word gap apart (the second's advance box starts at
-least WORD_GAP of a character's height after the first's ends, and its drawn box too, so that
-a font whose widths are missing does not space every letter) have a space put between them.
+made one, and a line break where PDFium broke the line, except that
+- a break between two characters on one row (baselines within a third of a character's height)
+  is a space;
+- two characters with nothing between them whose gap is WORD_GAP of a character's height wider
+  than their row's usual gap between letters (the median: 0 for most text, the tracking of
+  letter-spaced text) have a space put between them, if their drawn boxes are that far apart
+  too (so that a font whose widths are missing does not space every letter);
+- a space drawn between two characters that touch (_TOUCHING) is left out.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from app.engines._page_chars import Bounds, RectReader
 WORD_GAP = 0.15  # of a character's height (ascent to descent): a gap this wide is between words
 _INK_GAP = 0.1  # and the drawn boxes' gap at least this
 # A space drawn between characters this close (in their height; from overlapping to touching)
-# is not a word gap: its advance was taken back, as groff's PostScript may draw inside a word.
+# is not a word gap: its advance was taken back, as Ghostscript writes a small move in a word.
 _TOUCHING = (-0.25, 0.02)
 _MADE = frozenset({0x20, 0x0D, 0x0A})  # what PDFium makes: spaces and line breaks
 _SAME_ROW = 1 / 3  # of a character's height: baselines this close are one row
@@ -112,13 +115,13 @@ def drawn_in_touching_pieces(textpage: pdfium.PdfTextPage, text: str) -> bool:
 
 def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
     """The page's text inside bounds with a space for each line break PDFium made on one row and
-    for each word gap it made none for. One call a character, for its advance box (its code comes
-    with the page's whole text; its origin is that box's left side, on its baseline, so it is read
-    only when the box is not inside bounds; whether PDFium made it is asked of spaces and breaks
-    only). A
-    word gap is measured from its row's usual gap between letters (their median), so that
-    letter-spaced text keeps its words whole: a gap wide enough is held as a place for a space
-    until its row ends."""
+    for each word gap it made none for, without a drawn space between letters that touch.
+
+    One call a character, for its advance box: its code comes with the page's whole text (_codes);
+    its origin is that box's left side, on its baseline, so it is read only when the box is not
+    inside bounds; whether PDFium made it is asked of spaces and breaks only. A word gap is
+    measured from its row's usual gap between letters (their median), so that letter-spaced text
+    keeps its words whole: a gap wide enough is held as a place for a space until its row ends."""
     raw = textpage.raw
     left, bottom, right, top = bounds
     box = pdfium_c.FS_RECTF()
@@ -190,12 +193,18 @@ def _space_row(
 
 
 def _codes(textpage: pdfium.PdfTextPage) -> list[int]:
-    """Each character's code, from the page's whole text in one call when it has one character
-    a character (UTF-16 decoded), else one call a character."""
+    """Each character's code: from the page's whole text in one call when it has one character
+    a character (UTF-16 decoded; PDFium may leave a character out or put one in, which a length
+    that differs, or one of 8 characters spread over it checked one by one, shows), else one call
+    a character."""
     raw = textpage.raw
     count = pdfium_c.FPDFText_CountChars(raw)
     text = str(textpage.get_text_range(0, count))
-    if len(text) == count:
+    if len(text) == count and all(
+        ord(text[index]) == pdfium_c.FPDFText_GetUnicode(raw, index)
+        for index in {count * eighth // 8 for eighth in range(8)} | {count - 1}
+        if index >= 0
+    ):
         return [ord(char) for char in text]
     return [pdfium_c.FPDFText_GetUnicode(raw, index) for index in range(count)]
 
