@@ -49,7 +49,7 @@ import pypdfium2.raw as pdfium_c
 
 from app.engines._page_chars import Bounds, RectReader
 
-WORD_GAP = 0.15  # of a character's height (ascent to descent): a gap this wide is between words
+WORD_GAP = 0.15  # of its row's character height (ascent to descent): a gap this wide is between words
 _INK_GAP = 0.1  # and the drawn boxes' gap at least this
 # A space drawn between characters this close (in their height; from overlapping to touching)
 # is not a word gap: its advance was taken back, as Ghostscript writes a small move in a word.
@@ -57,20 +57,31 @@ _TOUCHING = (-0.25, 0.02)
 _MADE = frozenset({0x20, 0x0D, 0x0A})  # what PDFium makes: spaces and line breaks
 _SAME_ROW = 1 / 3  # of a character's height: baselines this close are one row
 _ABUT = 0.15  # of a rectangle's height: neighbours on a row this close (or overlapping) touch
-_MIN_ABUTTING, _ABUTTING_SHARE = 8, 0.3  # sampled neighbours on a row that touch, and their share
+_MIN_ABUTTING, _ABUTTING_SHARE = 8, 0.2  # sampled neighbours on a row that touch, and their share
 _FEW_ABUTTING = 0.15  # a share the first two runs read stop at
 _SAMPLED_SIXTHS, _SAMPLE_WIDTH = (1, 4, 0, 2, 3, 5), 16
 
 
 class _Place(NamedTuple):
     """A place held for a space in a row's text: between two characters (by index) a gap apart
-    (in their height)."""
+    (in points)."""
 
     at: int  # in the text's pieces
     gap: float
-    height: float
     before: int
     after: int
+
+
+class _Row:
+    """What a row's word gaps are measured by: its characters' heights and its gaps between
+    letters (in points), and its places held for a space."""
+
+    __slots__ = ("heights", "letter_gaps", "places")
+
+    def __init__(self) -> None:
+        self.heights: list[float] = []
+        self.letter_gaps: list[float] = []  # between characters with nothing between
+        self.places: list[_Place] = []
 
 
 class Unglued(NamedTuple):
@@ -89,11 +100,12 @@ def drawn_in_touching_pieces(textpage: pdfium.PdfTextPage, text: str) -> bool:
     """Whether the page's rows are drawn in text objects that touch one another, as a writer that
     may draw word gaps as character spacing draws them (the module's doc): half as many
     rectangles again as lines, then six runs of neighbouring rectangles, the last four read only
-    when the first two found some that touch. A page of groff's through Ghostscript has 0.4 to
-    0.9 of its neighbours on a row touching (its fonts change between words: an italic word is
-    drawn apart), and a sample of 90 of them may find less; pdfTeX's, up to 0.4 where code and
-    prose alternate: such a page is read character by character for nothing, and its text left
-    as it was unless it has a word gap PDFium missed."""
+    when the first two found some that touch. A page of groff's through Ghostscript has 0.25 to
+    0.9 of its neighbours on a row touching (fewer where its fonts change between words: an
+    italic word is drawn apart), and a sample of 90 of them may find less; pdfTeX's, up to 0.4
+    where code and prose alternate: such a page is read character by character for nothing (10
+    of the 36 pages of libtasn1's manual), and its text left as it was unless it has a word gap
+    PDFium missed."""
     raw = textpage.raw
     count = pdfium_c.FPDFText_CountRects(raw, 0, -1)
     if count < 1.5 * (text.count("\n") + 1):
@@ -126,8 +138,7 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
     left, bottom, right, top = bounds
     box = pdfium_c.FS_RECTF()
     out: list[str] = []
-    letter_gaps: list[float] = []  # on the row so far, between characters with nothing between
-    wide: list[_Place] = []  # its places held for a space
+    row = _Row()
     broken = made_space = drawn_space = False  # since the last character written
     last_bottom = last_end = 0.0
     last = -1  # the last character written, by index
@@ -148,44 +159,48 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
             continue
         height = box.top - box.bottom
         same_row = abs(box.bottom - last_bottom) <= _SAME_ROW * height and height > 0
+        gap = box.left - last_end
         if out and not same_row and (broken or made_space):
-            respaced += _space_row(raw, out, letter_gaps, wide)
-            letter_gaps, wide = [], []
+            respaced += _space_row(raw, out, row)
+            row = _Row()
             out.append("\r\n" if broken else " ")
         elif out and (broken or made_space):
             out.append(" ")
         elif out and drawn_space:
-            if same_row and _TOUCHING[0] <= (box.left - last_end) / height < _TOUCHING[1]:
+            if same_row and _TOUCHING[0] * height <= gap < _TOUCHING[1] * height:
                 respaced += 1  # a space drawn where the characters around it touch
             else:
                 out.append(" ")
         elif out and same_row:
-            gap = (box.left - last_end) / height
-            letter_gaps.append(gap)
-            if gap >= WORD_GAP:
-                wide.append(_Place(len(out), gap, height, last, index))
+            row.letter_gaps.append(gap)
+            if gap > 0:
+                row.places.append(_Place(len(out), gap, last, index))
                 out.append("")
         broken = made_space = drawn_space = False
         if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF:
             out.append(chr(code))
+        if height > 0:
+            row.heights.append(height)
         last_bottom, last_end, last = box.bottom, box.right, index
-    respaced += _space_row(raw, out, letter_gaps, wide)
+    respaced += _space_row(raw, out, row)
     return Unglued("".join(out), respaced)
 
 
-def _space_row(
-    raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], letter_gaps: list[float], wide: list[_Place]
-) -> int:
-    """Put a space in each place held for one on a row whose gap is WORD_GAP wider than the row's
-    usual gap between letters (its median, or 0), drawn boxes too; the spaces put."""
-    if not wide:
+def _space_row(raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], row: _Row) -> int:
+    """Put a space in each place held for one on the row whose gap is WORD_GAP of the row's
+    character height (the median: a small capital's own box is its ink's, a third of its line's)
+    wider than the row's usual gap between letters (the median, or 0), drawn boxes too; the spaces
+    put."""
+    if not row.places or not row.heights:
         return 0
-    letter_gaps.sort()
-    usual = max(0.0, letter_gaps[len(letter_gaps) // 2])
+    row.heights.sort()
+    unit = row.heights[len(row.heights) // 2]
+    row.letter_gaps.sort()
+    usual = max(0.0, row.letter_gaps[len(row.letter_gaps) // 2])
     spaced = 0
-    for place in wide:
-        if place.gap >= usual + WORD_GAP and _inked_apart(
-            raw, place.before, place.after, (usual + _INK_GAP) * place.height
+    for place in row.places:
+        if place.gap >= usual + WORD_GAP * unit and _inked_apart(
+            raw, place.before, place.after, usual + _INK_GAP * unit
         ):
             out[place.at] = " "
             spaced += 1

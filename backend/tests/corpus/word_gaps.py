@@ -14,6 +14,9 @@ not so.
   a word gap is drawn as the Tc of a two-letter run, or where a word is drawn with a space in
   it that a negative Tw takes back.
 - `tc_gap_columns`: such lines in two columns stored a row at a time.
+- `chromium_small_caps`: justified paragraphs printed to PDF by Chromium, some of their words in
+  small capitals (Chromium draws each as a capital glyph in an /ActualText span, whose box
+  PDFium gives as its ink's: a third of its line's height).
 - `tracked`: letter-spaced text (the same Tc on every character, spaces drawn): no letter may
   be set apart.
 
@@ -22,7 +25,9 @@ Each builder returns the page's lines as a reader reads them.
 
 from __future__ import annotations
 
+import html
 import random
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -99,8 +104,9 @@ def ghostscript_justified(path: Path, seed: int = 0) -> list[str]:
     return [" ".join(words) for words in lines]
 
 
-def groff_justified(path: Path, seed: int = 0) -> list[str]:
-    """The page's words, in order (groff chooses where lines break)."""
+def groff_justified(path: Path, seed: int = 0, italic: float = 0.1) -> list[str]:
+    """The page's words, in order (groff chooses where lines break); italic: the share of words
+    set in italics (each is drawn apart, so fewer of a row's pieces touch)."""
     rng = random.Random(seed)
     source = [".nh", ".ll 6i", ".ps 10", ".vs 12"]
     words: list[str] = []
@@ -108,7 +114,7 @@ def groff_justified(path: Path, seed: int = 0) -> list[str]:
         line: list[str] = []  # an input line a sentence (groff fills the output lines)
         for word in page_text(seed * 4 + paragraph, seed, sentences=5).split():
             words.append(word)
-            line.append(f"\\fI{word}\\fP" if rng.random() < 0.1 else word)
+            line.append(f"\\fI{word}\\fP" if rng.random() < italic else word)
             if word.endswith("."):
                 source.append(" ".join(line))
                 line = []
@@ -118,6 +124,44 @@ def groff_justified(path: Path, seed: int = 0) -> list[str]:
         ["groff", "-Tps"], input="\n".join(source) + "\n", capture_output=True, check=True, text=True
     )
     _ghostscript(typeset.stdout, path)
+    return words
+
+
+def chromium_small_caps(path: Path, seed: int = 0) -> list[str]:
+    """The page's words, in order (Chromium chooses where lines break)."""
+    rng = random.Random(seed)
+    words: list[str] = []
+    paragraphs = []
+    for number in range(4):
+        marked = []
+        for word in page_text(seed * 4 + number, seed, sentences=4).split():
+            words.append(word)
+            small = number % 2 == 0 or rng.random() < 0.2
+            marked.append(f'<span class="sc">{html.escape(word)}</span>' if small else html.escape(word))
+        paragraphs.append("<p>" + " ".join(marked) + "</p>")
+    source = path.with_suffix(".html")
+    source.write_text(
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><style>"
+        "@page { size: A4; margin: 18mm; } body { font-family: 'DejaVu Serif'; font-size: 11pt; }"
+        "p { text-align: justify; } .sc { font-variant: small-caps; }"
+        "</style></head><body>" + "".join(paragraphs) + "</body></html>",
+        encoding="utf-8",
+    )
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-pdf-header-footer",
+            f"--print-to-pdf={path}",
+            source.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return words
 
 

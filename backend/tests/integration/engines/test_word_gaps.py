@@ -58,16 +58,36 @@ def test_columns_stored_a_row_at_a_time_keep_their_word_gaps(tmp_path: Path, see
         document.close()
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_groff_prose_printed_by_ghostscript_reads_word_for_word(tmp_path: Path, seed: int) -> None:
-    """Paragraphs typeset by groff itself, as a manual page is, have their words in order."""
+@pytest.mark.parametrize(("seed", "italic"), [(0, 0.1), (1, 0.1), (0, 0.5)])
+def test_groff_prose_printed_by_ghostscript_reads_word_for_word(
+    tmp_path: Path, seed: int, italic: float
+) -> None:
+    """Paragraphs typeset by groff itself, as a manual page is, have their words in order; half
+    of them in italics too (each drawn apart: about a quarter of a row's pieces touch)."""
     path = tmp_path / "groff.pdf"
-    words = word_gaps.groff_justified(path, seed)
+    words = word_gaps.groff_justified(path, seed, italic)
     document = pdfium.PdfDocument(path)
     try:
         stored = clean_page_text(str(document[0].get_textpage().get_text_bounded())).split()
         assert len([word for word in stored if word not in words]) >= 3  # words run together
         assert clean_page_text(page_text(document[0], 1)).split() == words
+    finally:
+        document.close()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_small_capitals_keep_their_words_whole(tmp_path: Path, seed: int) -> None:
+    """Chromium's small capitals are boxed by their ink, a third of their line's height: a word
+    gap measured in a character's own height split them ("loc ke d"); it is measured in its row's."""
+    path = tmp_path / "small-caps.pdf"
+    words = word_gaps.chromium_small_caps(path, seed)
+    document = pdfium.PdfDocument(path)
+    try:
+        textpage = document[0].get_textpage()
+        assert drawn_in_touching_pieces(textpage, str(textpage.get_text_bounded()))  # read again
+        assert [
+            w for i in range(len(document)) for w in clean_page_text(page_text(document[i], i + 1)).split()
+        ] == words
     finally:
         document.close()
 
