@@ -167,6 +167,10 @@ async def _run(
             report.errors.append(f"{pdf}: {exc}")
             print(f"chunk-ocr: {pdf}: {exc}", file=sys.stderr)
             continue
+        except asyncio.CancelledError:  # Ctrl-C while a file is planned
+            left = [(done_pdf, done.document.id) for done_pdf, done, _ in started]
+            print(_left_unfinished(left, planning=pdf), file=sys.stderr)
+            raise
         for warning in doc.info.warnings:
             print(f"chunk-ocr: {pdf}: warning: {warning}", file=sys.stderr)
         started.append((pdf, doc, t0))
@@ -286,13 +290,19 @@ def _going_on(pdf: Path, doc: StartedDocument) -> str:
     )
 
 
-def _left_unfinished(documents: list[tuple[Path, UUID]]) -> str:
-    """One line for a run stopped by Ctrl-C: its documents stay queued, not lost."""
+def _left_unfinished(documents: list[tuple[Path, UUID]], planning: Path | None = None) -> str:
+    """One line for a run stopped by Ctrl-C: its documents stay queued, not lost; a file stopped
+    while it was planned may have been queued (its planning undoes what it wrote only up to the
+    creation of its chunks), and running it again goes on with it if so."""
     named = ", ".join(f"{pdf.name} ({document_id})" for pdf, document_id in documents[:_SHOWN_FAILURES])
     more = f" and {len(documents) - _SHOWN_FAILURES} more" if len(documents) > _SHOWN_FAILURES else ""
+    planned = f"{planning.name} was being planned" if planning is not None else ""
+    if not documents:
+        return f"chunk-ocr: interrupted: {planned}; `chunk-ocr run` it again goes on with it if it was queued"
     return (
-        f"chunk-ocr: interrupted: {named}{more} left queued; a `chunk-ocr worker` finishes them "
-        "(then `chunk-ocr result ID`), or `chunk-ocr run` the files again goes on with them"
+        f"chunk-ocr: interrupted: {named}{more} left queued{'; ' + planned if planned else ''}; "
+        "a `chunk-ocr worker` finishes them (then `chunk-ocr result ID`), or `chunk-ocr run` the files "
+        "again goes on with them"
     )
 
 

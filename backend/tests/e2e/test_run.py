@@ -228,10 +228,14 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
         stderr=asyncio.subprocess.PIPE,
     )
     document_id = None
-    while document_id is None:  # until the document is queued
+    while document_id is None:  # until the run waits on its queued document (a chunk is read)
         await asyncio.sleep(0.2)
         document_id = await pool.fetchval(
-            "select id from documents where filename = $1 and ocr_status = 'processing'", pdf.name
+            """
+            select d.id from documents d join document_ocr_chunks c on c.document_id = d.id
+             where d.filename = $1 and d.ocr_status = 'processing' and c.status <> 'pending' limit 1
+            """,
+            pdf.name,
         )
     process.send_signal(signal.SIGINT)
     assert process.stderr is not None
