@@ -3,32 +3,16 @@ over PostgREST RPC alike (the /metrics scrape reads it through whichever backend
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from uuid import UUID
 
 import asyncpg
-import pytest
-import respx
 
-from app.core.config import Settings
-from app.db.supabase import SupabaseChunkRepository
 from app.models.ocr_chunk import DocumentOCRChunk
 from app.models.queue import QueueSnapshot
 from app.services.ocr_chunk_service import OCRChunkService
 from tests.factories import checksum, make_document, ranges
-from tests.postgrest_fake import SERVICE_ROLE_KEY, SUPABASE_URL, FakePostgrest
 
 EMPTY = QueueSnapshot(pending=0, processing=0, failed=0, due=0, overdue=0, oldest_due_seconds=0)
-
-
-@pytest.fixture
-async def supabase_service(pool: asyncpg.Pool, settings: Settings) -> AsyncIterator[OCRChunkService]:
-    fake = FakePostgrest(pool)
-    with respx.mock(base_url=f"{SUPABASE_URL}/rest/v1", assert_all_called=False) as router:
-        router.route().mock(side_effect=fake.handle)
-        repository = await SupabaseChunkRepository.connect(SUPABASE_URL, SERVICE_ROLE_KEY)
-        yield OCRChunkService(repository, settings)
-        await repository.close()
 
 
 async def shift(pool: asyncpg.Pool, chunk_id: UUID, column: str, seconds: float) -> None:

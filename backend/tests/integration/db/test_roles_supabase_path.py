@@ -7,30 +7,14 @@ against the migration, not against a canned answer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import asyncpg
 import pytest
-import respx
 
-from app.core.config import Settings
 from app.core.errors import DocumentNotFoundError, ForbiddenError, MatterNotFoundError
 from app.db.postgres import PostgresChunkRepository
-from app.db.supabase import SupabaseChunkRepository
 from app.models.roles import MatterRole
 from app.services.ocr_chunk_service import OCRChunkService
 from tests.factories import make_document, make_matter, make_user
-from tests.postgrest_fake import SERVICE_ROLE_KEY, SUPABASE_URL, FakePostgrest
-
-
-@pytest.fixture
-async def supabase_service(pool: asyncpg.Pool, settings: Settings) -> AsyncIterator[OCRChunkService]:
-    fake = FakePostgrest(pool)
-    with respx.mock(base_url=f"{SUPABASE_URL}/rest/v1", assert_all_called=False) as router:
-        router.route().mock(side_effect=fake.handle)
-        repository = await SupabaseChunkRepository.connect(SUPABASE_URL, SERVICE_ROLE_KEY)
-        yield OCRChunkService(repository, settings)
-        await repository.close()
 
 
 @pytest.mark.parametrize("backend", ["postgres", "supabase"])

@@ -4,31 +4,16 @@ asyncpg and over PostgREST RPC alike."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
 from uuid import UUID
 
 import asyncpg
 import pytest
-import respx
 
-from app.core.config import Settings
-from app.db.supabase import SupabaseChunkRepository
 from app.services.ocr_chunk_service import OCRChunkService
 from tests.factories import make_matter
-from tests.postgrest_fake import SERVICE_ROLE_KEY, SUPABASE_URL, FakePostgrest
 
 FILE = hashlib.sha256(b"the file").hexdigest()
 OTHER_FILE = hashlib.sha256(b"another file").hexdigest()
-
-
-@pytest.fixture
-async def supabase_service(pool: asyncpg.Pool, settings: Settings) -> AsyncIterator[OCRChunkService]:
-    fake = FakePostgrest(pool)
-    with respx.mock(base_url=f"{SUPABASE_URL}/rest/v1", assert_all_called=False) as router:
-        router.route().mock(side_effect=fake.handle)
-        repository = await SupabaseChunkRepository.connect(SUPABASE_URL, SERVICE_ROLE_KEY)
-        yield OCRChunkService(repository, settings)
-        await repository.close()
 
 
 async def document(
