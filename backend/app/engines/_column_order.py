@@ -69,13 +69,12 @@ class _Band:
     gutters: tuple[float, ...]
 
 
-def may_have_columns(textpage: pdfium.PdfTextPage, text: str) -> bool:
+def may_have_columns(textpage: pdfium.PdfTextPage, text: str, count: int) -> bool:
     """Whether the page's lines may cross a gutter (the cheap test of the module's doc): two
     jumps over the same gap in runs of neighbouring rectangles spread over the page. Two runs are
     read first; the other two only when they found one jump (a row of words drawn one by one may
-    be longer than a run)."""
+    be longer than a run). count: the page's rect_count."""
     raw = textpage.raw
-    count = pdfium_c.FPDFText_CountRects(raw, 0, -1)
     if count < text.count("\n") + 1 + MIN_ROWS or count > MAX_RECTS:
         return False
     reader = RectReader(raw)

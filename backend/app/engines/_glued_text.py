@@ -96,7 +96,7 @@ def may_be_glued(textpage: pdfium.PdfTextPage, text: str) -> bool:
     return int(pdfium_c.FPDFText_CountChars(textpage.raw)) - len(text) >= 2
 
 
-def drawn_in_touching_pieces(textpage: pdfium.PdfTextPage, text: str) -> bool:
+def drawn_in_touching_pieces(textpage: pdfium.PdfTextPage, text: str, count: int) -> bool:
     """Whether the page's rows are drawn in text objects that touch one another, as a writer that
     may draw word gaps as character spacing draws them (the module's doc): half as many
     rectangles again as lines, then six runs of neighbouring rectangles, the last four read only
@@ -105,9 +105,8 @@ def drawn_in_touching_pieces(textpage: pdfium.PdfTextPage, text: str) -> bool:
     italic word is drawn apart), and a sample of 90 of them may find less; pdfTeX's, up to 0.4
     where code and prose alternate: such a page is read character by character for nothing (10
     of the 36 pages of libtasn1's manual), and its text left as it was unless it has a word gap
-    PDFium missed."""
+    PDFium missed. count: the page's rect_count."""
     raw = textpage.raw
-    count = pdfium_c.FPDFText_CountRects(raw, 0, -1)
     if count < 1.5 * (text.count("\n") + 1):
         return False
     reader = RectReader(raw)

@@ -19,7 +19,7 @@ from app.engines._annotations import with_annotation_text
 from app.engines._column_order import Reader, column_text, may_have_columns
 from app.engines._glued_text import drawn_in_touching_pieces, may_be_glued, unglued_text
 from app.engines._limits import PageMeter, current_limits, memory_error
-from app.engines._page_chars import Bounds, level_text
+from app.engines._page_chars import Bounds, level_text, rect_count
 from app.engines._page_clock import start_page_clock
 from app.engines._page_content import PageContents
 from app.engines._rtl_order import may_have_rtl, reading_order
@@ -158,10 +158,11 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
                 turn = 0
             turned = turn % 180
             raw = str(textpage.get_text_range() if turned else textpage.get_text_bounded())
-            reread = None
+            reread, rects = None, 0
             if not turned:
-                raw, reread = _unglued(textpage, raw, page.get_bbox())
-            raw = _in_reading_order(raw, textpage, None if turned else page.get_bbox(), turn, reread)
+                rects = rect_count(textpage)  # for the glued-words and the columns tests alike
+                raw, reread = _unglued(textpage, raw, page.get_bbox(), rects)
+            raw = _in_reading_order(raw, textpage, None if turned else page.get_bbox(), turn, reread, rects)
             text = raw.replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:
@@ -170,7 +171,9 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
         raise PageRenderError(f"page {page_number}'s text cannot be read: {exc}", page=page_number) from None
 
 
-def _unglued(textpage: pdfium.PdfTextPage, text: str, bounds: Bounds) -> tuple[str, Reader | None]:
+def _unglued(
+    textpage: pdfium.PdfTextPage, text: str, bounds: Bounds, rects: int
+) -> tuple[str, Reader | None]:
     """text (the page's bounded text), or the page's text put together again when PDFium ran a
     row's characters or two words together (_glued_text), with how a part of such a page is read
     (the column pass reads its columns so); a count or a few rectangles tell the pages that may
@@ -181,8 +184,10 @@ def _unglued(textpage: pdfium.PdfTextPage, text: str, bounds: Bounds) -> tuple[s
 
     if may_be_glued(textpage, text):
         return unglued_text(textpage, bounds).text, reread
-    if drawn_in_touching_pieces(textpage, text) and (rebuilt := unglued_text(textpage, bounds)).respaced:
-        return rebuilt.text, reread
+    if drawn_in_touching_pieces(textpage, text, rects):
+        rebuilt = unglued_text(textpage, bounds)
+        if rebuilt.respaced:
+            return rebuilt.text, reread
     return text, None
 
 
@@ -197,19 +202,24 @@ def _textpage_unturned(page: pdfium.PdfPage) -> pdfium.PdfTextPage:
 
 
 def _in_reading_order(
-    text: str, textpage: pdfium.PdfTextPage, bounds: Bounds | None, turn: int, reread: Reader | None = None
+    text: str,
+    textpage: pdfium.PdfTextPage,
+    bounds: Bounds | None,
+    turn: int,
+    reread: Reader | None = None,
+    rects: int = 0,
 ) -> str:
     """text, or the page's text rebuilt from where its characters are when PDFium's order is not
     the reading order: CJK set in columns (_vertical_order), Hebrew or Arabic stored out of
     reading order (_rtl_order), columns of prose stored a row at a time across the page
     (_column_order). Most pages have none, found by a search of text or a count in C. turn:
     the /Rotate the text page was read with; reread: how a part of a page whose text was put
-    together again is read (_unglued), for its columns."""
+    together again is read (_unglued), for its columns; rects: its rect_count (with bounds)."""
     if may_be_vertical(text) and (columns := column_order(textpage, bounds, turn)) is not None:
         return columns
     if may_have_rtl(text):
         return reading_order(textpage, bounds, turn) or text
-    if bounds is not None and may_have_columns(textpage, text):
+    if bounds is not None and may_have_columns(textpage, text, rects):
         return column_text(textpage, bounds, reread) or text
     return text
 

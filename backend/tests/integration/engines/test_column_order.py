@@ -15,6 +15,7 @@ import pypdfium2 as pdfium
 import pytest
 
 from app.engines._column_order import may_have_columns
+from app.engines._page_chars import rect_count
 from app.engines._pages import page_text
 from app.engines.auto import AutoEngine
 from app.engines.text_layer import TextLayerEngine
@@ -82,7 +83,7 @@ def test_prose_stored_column_by_column_is_not_measured_again(tmp_path: Path) -> 
         document = pdfium.PdfDocument(path)
         try:
             textpage = document[0].get_textpage()
-            assert not may_have_columns(textpage, str(textpage.get_text_bounded()))
+            assert not may_have_columns(textpage, str(textpage.get_text_bounded()), rect_count(textpage))
             assert _lines(page_text(document[0], 1)) == expected.splitlines()
         finally:
             document.close()

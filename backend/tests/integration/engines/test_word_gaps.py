@@ -14,6 +14,7 @@ import pypdfium2 as pdfium
 import pytest
 
 from app.engines._glued_text import drawn_in_touching_pieces, unglued_text
+from app.engines._page_chars import rect_count
 from app.engines._pages import page_text
 from app.engines.base import clean_page_text
 from app.engines.text_layer import TextLayerEngine
@@ -39,7 +40,7 @@ def test_every_word_gap_of_justified_prose_reads_as_one(
         stored = str(textpage.get_text_bounded())
         glued = [line for line in _lines(stored) if line not in lines]
         assert len(glued) >= 3  # PDFium's bounded text runs words together on several lines
-        assert drawn_in_touching_pieces(textpage, stored)
+        assert drawn_in_touching_pieces(textpage, stored, rect_count(textpage))
         assert _lines(page_text(document[0], 1)) == lines
     finally:
         document.close()
@@ -84,7 +85,9 @@ def test_small_capitals_keep_their_words_whole(tmp_path: Path, seed: int) -> Non
     document = pdfium.PdfDocument(path)
     try:
         textpage = document[0].get_textpage()
-        assert drawn_in_touching_pieces(textpage, str(textpage.get_text_bounded()))  # read again
+        assert drawn_in_touching_pieces(
+            textpage, str(textpage.get_text_bounded()), rect_count(textpage)
+        )  # read again
         assert [
             w for i in range(len(document)) for w in clean_page_text(page_text(document[i], i + 1)).split()
         ] == words
@@ -129,6 +132,8 @@ def test_pages_drawn_a_line_or_a_word_an_object_are_not_read_character_by_charac
         document = pdfium.PdfDocument(path)
         try:
             textpage = document[0].get_textpage()
-            assert not drawn_in_touching_pieces(textpage, str(textpage.get_text_bounded())), number
+            assert not drawn_in_touching_pieces(
+                textpage, str(textpage.get_text_bounded()), rect_count(textpage)
+            ), number
         finally:
             document.close()
