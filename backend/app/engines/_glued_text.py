@@ -47,9 +47,9 @@ from typing import NamedTuple
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from app.engines._page_chars import Bounds, RectReader
+from app.engines._letter_spacing import Joined, Separator, join_tracked_letters
+from app.engines._page_chars import WORD_GAP, Bounds, RectReader
 
-WORD_GAP = 0.15  # of its row's character height (ascent to descent): a gap this wide is between words
 _INK_GAP = 0.1  # and the drawn boxes' gap at least this
 # A space drawn between characters this close (in their height; from overlapping to touching)
 # is not a word gap: its advance was taken back, as Ghostscript writes a small move in a word.
@@ -76,12 +76,15 @@ class _Row:
     """What a row's word gaps are measured by: its characters' heights and its gaps between
     letters (in points), and its places held for a space."""
 
-    __slots__ = ("heights", "letter_gaps", "places")
+    __slots__ = ("before", "heights", "letter_gaps", "places", "separators", "start")
 
-    def __init__(self) -> None:
+    def __init__(self, start: int = 0, before: Joined | None = None) -> None:
+        self.start = start  # where the row's text starts (in the text's pieces)
+        self.before = before  # what the row before's letter spacing told (_letter_spacing)
         self.heights: list[float] = []
         self.letter_gaps: list[float] = []  # between characters with nothing between
         self.places: list[_Place] = []
+        self.separators: list[Separator] = []  # its spaces, made or drawn (_letter_spacing)
 
 
 class Unglued(NamedTuple):
@@ -160,15 +163,19 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
         same_row = abs(box.bottom - last_bottom) <= _SAME_ROW * height and height > 0
         gap = box.left - last_end
         if out and not same_row and (broken or made_space):
-            respaced += _space_row(raw, out, row)
-            row = _Row()
+            spaces, joined = _end_row(raw, out, row)
+            respaced += spaces
             out.append("\r\n" if broken else " ")
+            row = _Row(len(out), joined)
         elif out and (broken or made_space):
+            row.separators.append(Separator(len(out), gap, made=True))
             out.append(" ")
         elif out and drawn_space:
             if same_row and _TOUCHING[0] * height <= gap < _TOUCHING[1] * height:
                 respaced += 1  # a space drawn where the characters around it touch
             else:
+                if same_row:
+                    row.separators.append(Separator(len(out), gap, made=False))
                 out.append(" ")
         elif out and same_row:
             row.letter_gaps.append(gap)
@@ -181,8 +188,19 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
         if height > 0:
             row.heights.append(height)
         last_bottom, last_end, last = box.bottom, box.right, index
-    respaced += _space_row(raw, out, row)
+    respaced += _end_row(raw, out, row)[0]
     return Unglued("".join(out), respaced)
+
+
+def _end_row(raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], row: _Row) -> tuple[int, Joined | None]:
+    """The row's word gaps put in (_space_row), then the spaces between its letter-spaced letters
+    left out (_letter_spacing); the spaces put or left out, and what the next row is told."""
+    spaced = _space_row(raw, out, row)
+    if not row.separators or not row.heights:
+        return spaced, None
+    gaps = {place.at: place.gap for place in row.places}
+    joined = join_tracked_letters(out, row.start, row.separators, _median(row.heights), gaps, row.before)
+    return spaced + joined.spaces, joined
 
 
 def _space_row(raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], row: _Row) -> int:
@@ -192,8 +210,7 @@ def _space_row(raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], row: _Row) -> int:
     put."""
     if not row.places or not row.heights:
         return 0
-    row.heights.sort()
-    unit = row.heights[len(row.heights) // 2]
+    unit = _median(row.heights)
     row.letter_gaps.sort()
     usual = max(0.0, row.letter_gaps[len(row.letter_gaps) // 2])
     spaced = 0
@@ -204,6 +221,11 @@ def _space_row(raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], row: _Row) -> int:
             out[place.at] = " "
             spaced += 1
     return spaced
+
+
+def _median(values: list[float]) -> float:
+    values.sort()
+    return values[len(values) // 2]
 
 
 def _codes(textpage: pdfium.PdfTextPage) -> list[int]:

@@ -18,6 +18,9 @@ BREAKS = frozenset({"\r", "\n"})
 Bounds = tuple[float, float, float, float]  # left, bottom, right, top
 _MARKS = frozenset({"NSM"})
 _LEVEL = 0.05  # radians (about 3 degrees) from level
+# Of a row's character height (ascent to descent): a gap between two characters this much wider
+# than the row's usual gap between letters is a gap between words (_glued_text, _letter_spacing).
+WORD_GAP = 0.15
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ from app.core.logging import get_logger
 from app.engines._annotations import with_annotation_text
 from app.engines._column_order import Reader, column_text, may_have_columns
 from app.engines._glued_text import drawn_in_touching_pieces, may_be_glued, unglued_text
+from app.engines._letter_spacing import may_be_letter_spaced
 from app.engines._limits import PageMeter, current_limits, memory_error
 from app.engines._page_chars import Bounds, level_text, rect_count
 from app.engines._page_clock import start_page_clock
@@ -175,16 +176,16 @@ def _unglued(
     textpage: pdfium.PdfTextPage, text: str, bounds: Bounds, rects: int
 ) -> tuple[str, Reader | None]:
     """text (the page's bounded text), or the page's text put together again when PDFium ran a
-    row's characters or two words together (_glued_text), with how a part of such a page is read
-    (the column pass reads its columns so); a count or a few rectangles tell the pages that may
-    have such."""
+    row's characters or two words together (_glued_text) or spaced out a letter-spaced word's
+    letters (_letter_spacing), with how a part of such a page is read (the column pass reads its
+    columns so); a count, a few rectangles or a search of text tell the pages that may have such."""
 
     def reread(part: Bounds) -> str:
         return unglued_text(textpage, part).text
 
     if may_be_glued(textpage, text):
         return unglued_text(textpage, bounds).text, reread
-    if drawn_in_touching_pieces(textpage, text, rects):
+    if may_be_letter_spaced(text) or drawn_in_touching_pieces(textpage, text, rects):
         rebuilt = unglued_text(textpage, bounds)
         if rebuilt.respaced:
             return rebuilt.text, reread
