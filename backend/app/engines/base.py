@@ -43,8 +43,11 @@ class Word:
 
 # PDFium puts U+0002 (U+FFFE in older builds) where a line ended in a hyphen it took for a word
 # broken across the line, and joins the two halves around it: "com\x02pile". The word reads
-# whole without the mark (and without a line break right after it, where one is left).
-_HYPHEN_MARK = re.compile("[\x02\ufffe](?:\r\n|\r|\n)?")
+# whole without the mark (and without a line break right after it, where one is left). PDFium
+# takes every hyphen that ends a line so, the hyphen of a compound or a code too: before a
+# capital or a digit the hyphen is kept ("Anglo-Saxon", "COVID-19", "RSASSA-PKCS1"; a word
+# broken between syllables goes on in lower case).
+_HYPHEN_MARK = re.compile("[\x02\ufffe](?:\r\n|\r|\n)?(?=(.?))", re.DOTALL)
 _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # C0 and C1 controls but tab and newline (line breaks are newlines by now), the soft hyphen
 # U+00AD (invisible, and it splits a word for search), and noncharacters.
@@ -63,6 +66,11 @@ _CJK = (
 _CJK_SPACE = re.compile(f" (?<=[{_CJK}] )(?=[{_CJK}])")  # the space first: a fast scan
 
 
+def _joined_at_hyphen(mark: re.Match[str]) -> str:
+    following = mark.group(1)
+    return "-" if following.isupper() or following.isdigit() else ""
+
+
 def clean_page_text(text: str) -> str:
     """A page's text as plain text: hyphenation marks dropped, every kind of line or page
     break (a form feed from a TeX symbol font, a vertical tab, U+2028, ...) a newline, other
@@ -70,7 +78,7 @@ def clean_page_text(text: str) -> str:
     out is not a word break in Chinese or Japanese), and composed (Unicode NFC: a text layer
     may spell "café" as "e" and a combining accent, which a search for "café" misses; OCR
     gives the composed letter). Idempotent."""
-    text = _HYPHEN_MARK.sub("", text)
+    text = _HYPHEN_MARK.sub(_joined_at_hyphen, text)
     text = _LINE_BREAKS.sub("\n", text)
     text = _NOT_TEXT.sub("", text)
     if text.isascii():

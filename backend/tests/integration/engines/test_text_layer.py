@@ -59,6 +59,48 @@ def test_hyphenated_words_read_whole(tmp_path: Path, engine: TextLayerEngine | A
 
 
 @pytest.mark.parametrize("engine", [TextLayerEngine(), AutoEngine()])
+def test_a_hyphen_ending_a_line_before_a_capital_or_a_digit_is_kept(
+    tmp_path: Path, engine: TextLayerEngine | AutoEngine
+) -> None:
+    """PDFium takes the hyphen of a compound or a code that ends a line for a word broken
+    across it ("Anglo\x02Saxon"): the hyphen stays where the line goes on with a capital or a
+    digit, and a word broken between syllables still reads whole."""
+    pdf = canvas.Canvas(str(tmp_path / "h.pdf"))
+    pdf.setFont("Helvetica", 11)
+    lines = [
+        "The history of the Anglo-",
+        "Saxon kingdoms is neces-",
+        "sary reading, as COVID-",
+        "19 and RSASSA-",
+    ]
+    for number, line in enumerate([*lines, "PKCS1 were."]):
+        pdf.drawString(72, 720 - 14 * number, line)
+    pdf.save()
+    raw = pdfium.PdfDocument(tmp_path / "h.pdf")[0].get_textpage().get_text_bounded()
+    assert "Anglo\x02Saxon" in raw  # what PDFium hands over
+    assert "COVID\x0219" in raw
+    (page,) = engine.recognize((tmp_path / "h.pdf").read_bytes(), 1)
+    assert page.text.split() == (
+        [
+            "The",
+            "history",
+            "of",
+            "the",
+            "Anglo-Saxon",
+            "kingdoms",
+            "is",
+            "necessary",
+            "reading,",
+            "as",
+            "COVID-19",
+            "and",
+            "RSASSA-PKCS1",
+            "were.",
+        ]
+    )
+
+
+@pytest.mark.parametrize("engine", [TextLayerEngine(), AutoEngine()])
 def test_control_characters_in_a_text_layer_stay_out_of_the_text(
     tmp_path: Path, engine: TextLayerEngine | AutoEngine
 ) -> None:

@@ -15,6 +15,11 @@ def test_pdfium_hyphenation_marks_join_the_word() -> None:
     assert clean_page_text("com\x02\r\npile") == "compile"
     assert clean_page_text("com\ufffe\npile") == "compile"  # the mark of older PDFium builds
     assert clean_page_text("com\u00adpile") == "compile"  # a soft hyphen left in the text
+    # a hyphen before a capital or a digit is a compound's or a code's: kept
+    assert clean_page_text("the Anglo\x02\nSaxon see COVID\x0219 and RSASSA\ufffePKCS1") == (
+        "the Anglo-Saxon see COVID-19 and RSASSA-PKCS1"
+    )
+    assert clean_page_text("an x\x02ray, a line ending in one\x02") == "an xray, a line ending in one"
 
 
 def test_breaks_of_every_kind_are_newlines() -> None:
