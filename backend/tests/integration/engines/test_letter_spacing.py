@@ -97,3 +97,25 @@ def test_the_engines_read_letter_spaced_text_as_words(tmp_path: Path) -> None:
 )
 def test_pages_that_may_have_letter_spacing_are_found_by_their_text(text: str, spaced: bool) -> None:
     assert may_be_letter_spaced(text) is spaced
+
+
+def test_words_next_to_a_letter_spaced_heading_stay_apart(tmp_path: Path) -> None:
+    """What a probe found joined on an earlier version: after a letter-spaced heading tracked
+    about a word space, at body size, a line starting with single-letter words, one-digit cells
+    after a label, an equation, all drawn a word at a time (as TeX and Chromium draw them)."""
+    space = 278  # Helvetica's, thousandths of an em
+    lines = ["a b are the cases.", "Dan 1 0 1 1", "we have x + y = z here.", "I A M not here"]
+    content = [
+        "BT",
+        f"/F1 10 Tf 1 0 0 1 72 740 Tm {letter_spacing._tracked_tj('NOTES AND CASES', 280, False)}",
+    ]
+    for number, line in enumerate(lines):
+        words = " ".join(letter_spacing._pdf_string(word) for word in line.split()).replace(
+            ") (", f") -{space} ("
+        )
+        content.append(f"1 0 0 1 72 {722 - 16 * number} Tm [{words}] TJ")
+    content.append("ET")
+    letter_spacing._page(content, tmp_path / "page.pdf")
+    text, stored = _read(tmp_path / "page.pdf")
+    assert "N O T E S" in stored
+    assert _lines(text) == ["NOTES AND CASES", *lines]

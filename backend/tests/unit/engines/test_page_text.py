@@ -58,7 +58,12 @@ def test_clean_text_has_no_control_but_newline_and_tab(text: str) -> None:
     decomposed = unicodedata.normalize("NFD", text)
     kept = [c for c in decomposed if unicodedata.category(c)[0] in "LNPS" and c not in "\ufffe\uffff"]
     read = unicodedata.normalize("NFD", cleaned)
-    assert [c for c in read if unicodedata.category(c)[0] in "LNPS"] == kept
+    # a hyphenation mark before a capital or a digit is a hyphen: the only character put in
+    marks = text.count("\x02") + text.count("\ufffe")
+    assert [c for c in read if unicodedata.category(c)[0] in "LNPS" and c != "-"] == [
+        c for c in kept if c != "-"
+    ]
+    assert kept.count("-") <= read.count("-") <= kept.count("-") + marks
     assert not any(  # no single space left between two CJK characters
         _cjk(a) and b == " " and _cjk(c) for a, b, c in zip(cleaned, cleaned[1:], cleaned[2:], strict=False)
     )
