@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import html
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
-import pikepdf
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from app.pdf.samples import page_text
+from tests.corpus.word_gaps import font_page, pdf_string, print_html
 
 TOP, LEFT = 740.0, 72.0
 _LETTERS = "abcdeknrstxyz"
@@ -78,45 +76,11 @@ def chromium_tracked(path: Path, seed: int = 0, spacing: float = 0.3) -> list[st
         "</body></html>",
         encoding="utf-8",
     )
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-pdf-header-footer",
-            f"--print-to-pdf={path}",
-            source.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    print_html(source, path)
     return [*heading, *paragraphs[0], one_word, *paragraphs[1], *paragraphs[2]]
 
 
-def _pdf_string(text: str) -> str:
-    return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
-
-
-def _page(content: list[str], path: Path, base_font: str = "Helvetica") -> None:
-    pdf = pikepdf.new()
-    font = pdf.make_indirect(
-        pikepdf.Dictionary(
-            Type=pikepdf.Name.Font,
-            Subtype=pikepdf.Name.Type1,
-            BaseFont=pikepdf.Name("/" + base_font),
-            Encoding=pikepdf.Name.WinAnsiEncoding,
-        )
-    )
-    page = pdf.add_blank_page(page_size=(612, 792))
-    page.Resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font))
-    page.Contents = pdf.make_stream("\n".join(content).encode("latin-1"))
-    pdf.save(path)
-
-
-def _tracked_tj(text: str, tracking: float, spaces_drawn: bool) -> str:
+def tracked_tj(text: str, tracking: float, spaces_drawn: bool) -> str:
     """One TJ of text with tracking (thousandths of an em) after each character; without its
     spaces drawn, a word gap is a space's width and the tracking twice."""
     space = stringWidth(" ", "Helvetica", 1000)
@@ -125,7 +89,7 @@ def _tracked_tj(text: str, tracking: float, spaces_drawn: bool) -> str:
         if char == " " and not spaces_drawn:
             parts.append(f"{-(space + tracking):.0f}")
             continue
-        parts += [_pdf_string(char), f"{-tracking:.0f}"]
+        parts += [pdf_string(char), f"{-tracking:.0f}"]
     return "[" + " ".join(parts) + "] TJ"
 
 
@@ -142,19 +106,19 @@ def tj_tracked(path: Path, seed: int = 0, tracking: float = 300, spaces_drawn: b
     )
     content, y = ["BT"], TOP
     for line in heading:
-        content.append(f"/F1 16 Tf 1 0 0 1 {LEFT} {y} Tm {_tracked_tj(line, tracking, spaces_drawn)}")
+        content.append(f"/F1 16 Tf 1 0 0 1 {LEFT} {y} Tm {tracked_tj(line, tracking, spaces_drawn)}")
         y -= 22
-    content.append(f"/F1 12 Tf 1 0 0 1 {LEFT} {y - 8} Tm {_tracked_tj(one_word, tracking, spaces_drawn)}")
+    content.append(f"/F1 12 Tf 1 0 0 1 {LEFT} {y - 8} Tm {tracked_tj(one_word, tracking, spaces_drawn)}")
     y -= 34
     for line in body:
-        content.append(f"/F1 10 Tf 1 0 0 1 {LEFT} {y} Tm {_tracked_tj(line, tracking, spaces_drawn)}")
+        content.append(f"/F1 10 Tf 1 0 0 1 {LEFT} {y} Tm {tracked_tj(line, tracking, spaces_drawn)}")
         y -= 14
     y -= 10
     for line in plain:
-        content.append(f"/F1 10 Tf 1 0 0 1 {LEFT} {y} Tm {_pdf_string(line)} Tj")
+        content.append(f"/F1 10 Tf 1 0 0 1 {LEFT} {y} Tm {pdf_string(line)} Tj")
         y -= 14
     content.append("ET")
-    _page(content, path)
+    font_page(content, path)
     return [*heading, one_word, *body, *plain]
 
 
@@ -183,7 +147,7 @@ def positioned_words(path: Path, seed: int = 0) -> list[str]:
     content = ["BT", f"/F1 {size:g} Tf"]
     y = TOP
     for line in lines:
-        parts = [_pdf_string(word) for word in line.split()]
+        parts = [pdf_string(word) for word in line.split()]
         content.append(f"1 0 0 1 {LEFT} {y} Tm [" + f" {-space:.0f} ".join(parts) + "] TJ")
         y -= 14
     rows = []
@@ -192,9 +156,9 @@ def positioned_words(path: Path, seed: int = 0) -> list[str]:
         cells = [rng.choice("XYN0123456789") for _ in range(8)]
         x = LEFT
         for cell in cells:
-            content.append(f"1 0 0 1 {x:.2f} {y} Tm {_pdf_string(cell)} Tj")
+            content.append(f"1 0 0 1 {x:.2f} {y} Tm {pdf_string(cell)} Tj")
             x += size * rng.uniform(1.6, 3.0)
         rows.append(" ".join(cells))
     content.append("ET")
-    _page(content, path)
+    font_page(content, path)
     return [*lines, *rows]

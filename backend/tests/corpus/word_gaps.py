@@ -60,7 +60,7 @@ def _word_gap(words: list[str], font: str, size: float, last: bool, width: float
     return (width - inked) / (len(words) - 1)
 
 
-def _ps_string(text: str) -> str:
+def pdf_string(text: str) -> str:
     return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
 
 
@@ -87,16 +87,16 @@ def ghostscript_justified(path: Path, seed: int = 0) -> list[str]:
                 program.append(f"{start:.3f} {y:.3f} moveto")
                 if kern_at:
                     program.append(
-                        f"{_ps_string(body[:kern_at])} show -0.15 0 rmoveto {_ps_string(body[kern_at:])} show"
+                        f"{pdf_string(body[:kern_at])} show -0.15 0 rmoveto {pdf_string(body[kern_at:])} show"
                     )
                 else:
-                    program.append(f"{_ps_string(body)} show")
+                    program.append(f"{pdf_string(body)} show")
             x += stringWidth(word, font, size)
             if glue:
                 pair = word[-1] + words[index + 1][0]
                 spacing = gap  # after the first letter: the word gap (and after the second, taken back)
                 at = x - stringWidth(word[-1], font, size)
-                program.append(f"{at:.3f} {y:.3f} moveto {spacing:.3f} 0 {_ps_string(pair)} ashow")
+                program.append(f"{at:.3f} {y:.3f} moveto {spacing:.3f} 0 {pdf_string(pair)} ashow")
             x += gap
             glued_next = glue
     program += ["showpage", "%%EOF"]
@@ -147,6 +147,12 @@ def chromium_small_caps(path: Path, seed: int = 0) -> list[str]:
         "</style></head><body>" + "".join(paragraphs) + "</body></html>",
         encoding="utf-8",
     )
+    print_html(source, path)
+    return words
+
+
+def print_html(source: Path, path: Path) -> None:
+    """Print the HTML file source to a PDF at path with headless Chromium."""
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     subprocess.run(
         [
@@ -162,7 +168,6 @@ def chromium_small_caps(path: Path, seed: int = 0) -> list[str]:
         capture_output=True,
         timeout=120,
     )
-    return words
 
 
 def _ghostscript(postscript: str, path: Path) -> None:
@@ -175,7 +180,9 @@ def _ghostscript(postscript: str, path: Path) -> None:
     )
 
 
-def _font_page(content: list[str], path: Path, base_font: str) -> None:
+def font_page(content: list[str], path: Path, base_font: str = "Helvetica") -> None:
+    """A letter page drawing content (operators, a line each) with base_font, one of the 14
+    standard fonts, as /F1."""
     pdf = pikepdf.new()
     font = pdf.make_indirect(
         pikepdf.Dictionary(
@@ -192,7 +199,7 @@ def _font_page(content: list[str], path: Path, base_font: str) -> None:
 
 
 def _run(text: str, x: float, y: float, char_spacing: float = 0.0, word_spacing: float = 0.0) -> str:
-    return f"{char_spacing:.3f} Tc {word_spacing:.3f} Tw 1 0 0 1 {x:.3f} {y:.3f} Tm {_ps_string(text)} Tj"
+    return f"{char_spacing:.3f} Tc {word_spacing:.3f} Tw 1 0 0 1 {x:.3f} {y:.3f} Tm {pdf_string(text)} Tj"
 
 
 def tc_gaps(path: Path, seed: int = 0) -> list[str]:
@@ -204,7 +211,7 @@ def tc_gaps(path: Path, seed: int = 0) -> list[str]:
         runs = _glued_runs(words, _word_gap(words, font, size, number == len(lines) - 1), rng, font, size)
         content += _placed(runs, LEFT, TOP - number * LEADING, font, size)
     content.append("ET")
-    _font_page(content, path, font)
+    font_page(content, path, font)
     return [" ".join(words) for words in lines]
 
 
@@ -225,7 +232,7 @@ def tc_gap_columns(path: Path, seed: int = 0) -> list[str]:
                     _glued_runs(words, gap, rng, font, size), x, TOP - number * LEADING, font, size
                 )
     content.append("ET")
-    _font_page(content, path, font)
+    font_page(content, path, font)
     return [" ".join(words) for column in columns for words in column]
 
 
@@ -283,5 +290,5 @@ def tracked(path: Path, seed: int = 0, spacing: float = 2.5) -> list[str]:
         _run(" ".join(words), LEFT, TOP - number * LEADING, spacing) for number, words in enumerate(lines)
     ]
     content.append("ET")
-    _font_page(content, path, font)
+    font_page(content, path, font)
     return [" ".join(words) for words in lines]

@@ -17,6 +17,7 @@ from app.engines._pages import page_text
 from app.engines.auto import AutoEngine
 from app.engines.text_layer import TextLayerEngine
 from tests.corpus import letter_spacing
+from tests.corpus.word_gaps import font_page, pdf_string
 
 
 def _lines(text: str) -> list[str]:
@@ -107,15 +108,13 @@ def test_words_next_to_a_letter_spaced_heading_stay_apart(tmp_path: Path) -> Non
     lines = ["a b are the cases.", "Dan 1 0 1 1", "we have x + y = z here.", "I A M not here"]
     content = [
         "BT",
-        f"/F1 10 Tf 1 0 0 1 72 740 Tm {letter_spacing._tracked_tj('NOTES AND CASES', 280, False)}",
+        f"/F1 10 Tf 1 0 0 1 72 740 Tm {letter_spacing.tracked_tj('NOTES AND CASES', 280, False)}",
     ]
     for number, line in enumerate(lines):
-        words = " ".join(letter_spacing._pdf_string(word) for word in line.split()).replace(
-            ") (", f") -{space} ("
-        )
+        words = " ".join(pdf_string(word) for word in line.split()).replace(") (", f") -{space} (")
         content.append(f"1 0 0 1 72 {722 - 16 * number} Tm [{words}] TJ")
     content.append("ET")
-    letter_spacing._page(content, tmp_path / "page.pdf")
+    font_page(content, tmp_path / "page.pdf")
     text, stored = _read(tmp_path / "page.pdf")
     assert "N O T E S" in stored
     assert _lines(text) == ["NOTES AND CASES", *lines]
