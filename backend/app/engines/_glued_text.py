@@ -35,7 +35,9 @@ made one, and a line break where PDFium broke the line, except that
   than their row's usual gap between letters (the median: 0 for most text, the tracking of
   letter-spaced text) have a space put between them, if their drawn boxes are that far apart
   too (so that a font whose widths are missing does not space every letter);
-- a space drawn between two characters that touch (_TOUCHING) is left out.
+- a space drawn between two characters that touch (_TOUCHING) is left out;
+- a space PDFium made between the letters of a letter-spaced word is left out, as each row
+  ends (_letter_spacing; a page whose text spells a word out letter by letter is read so too).
 """
 
 from __future__ import annotations
