@@ -29,14 +29,24 @@ bullet from a symbol font or one unmapped ligature does not condemn a long page:
 - ``mojibake``, over 1 % and in at least 3 places: UTF-8 read as Latin-1 or Windows-1252 (an
   e acute as "Ã©", a right quotation mark as "â€™"), and another alphabet's 8-bit code page
   read as Latin-1 (Cyrillic in Windows-1251 comes out as runs of four or more Latin-1
-  letters, which no language writes): a font whose map names the wrong code page.
+  letters, which no language writes): a font whose map names the wrong code page. A place
+  of the first kind is a whole UTF-8 character, a lead byte and as many continuation bytes
+  as it asks for: Czech and Slovak write pairs that are not ("váš" is E1 9A, where E1 asks
+  for two continuation bytes; "môže" is F4 9E).
 - ``mixed_scripts``, letters of two scripts side by side inside a word, more than 2 times in
   100 visible characters and at least 3 times: a Latin word with a Cyrillic o in it, Arabic
   presentation forms between Latin letters. A font mapped by glyph number scatters its
   letters over whatever blocks the numbers land in (Latin, Greek, Cyrillic, Hebrew, Arabic),
   so its words hop between scripts; a language does not. Han, kana and Hangul sit beside
   anything (CJK text has no spaces, so Latin words are inside its runs), and Greek beside
-  Latin is science (amyloid beta "A" + beta, "TNF" + alpha), so neither counts.
+  Latin is science (amyloid beta "A" + beta, "TNF" + alpha), so neither counts. TeX's
+  Cyrillic fonts write the Serbian and Ukrainian letters that look like Latin ones (je,
+  U+0458; i, U+0456; yi, U+0457) as those Latin letters, inside Cyrillic words: beside
+  Cyrillic letters they count as Cyrillic. And the words that mix must be more than
+  MAX_MIXED_WORD_SHARE of the words of two letters or more: a broken map mixes nearly every
+  word, where a font that maps one letter of its alphabet wrong (a Persian keheh as a Greek
+  capital) mixes the words that have that letter (a seventh of a page in a Persian manual),
+  whose other words are right and which OCR in another language reads as nothing.
 
 Short text. A page needs MIN_VISIBLE_CHARS (16) visible characters, each counted with the
 weight of its script (SCRIPT_WEIGHTS). 16 Latin characters are about three words; fewer are
@@ -77,6 +87,7 @@ MAX_MOJIBAKE_SHARE = 0.01  # of visible characters
 MIN_MOJIBAKE_PLACES = 3
 MAX_SCRIPT_CHANGE_SHARE = 0.02
 MIN_SCRIPT_CHANGES = 3
+MAX_MIXED_WORD_SHARE = 0.25  # of the words of two letters or more
 MIN_ALNUM_SHARE = 0.5
 
 # (first, last, weight) of code point ranges; every other character weighs 1.
@@ -224,6 +235,10 @@ _SCRIPT_TAGS: dict[int, int | None] = {
 }
 _SCRIPT_TAGS.update(dict.fromkeys(range(0x0300, 0x0370)))
 _SCRIPT_CHANGE = re.compile(r"([A-Za-z])(?=[A-Za-z])(?!\1)")  # adjacent letters of two scripts
+_TWO_LETTERS = re.compile(r"[A-Za-z][^A-Za-z]*[A-Za-z]")  # a tagged word of two letters or more
+# The Latin letters TeX's Cyrillic fonts (T2A, X2) give for the Serbian and Ukrainian letters
+# that look like them (je, i, yi): inside a Cyrillic word they are its letters.
+_CYRILLIC_LOOKALIKES = frozenset("ijIJ\u00ef\u00cf")
 
 
 def _script_at(code: int) -> str:
@@ -297,8 +312,9 @@ _CONTINUATION = (
     "\u2022\u2013\u2014\u02dc\u2122\u0161\u0153\u017e\u0178"
 )
 _MOJIBAKE = re.compile(
-    # a UTF-8 lead byte read as Latin-1 (Â-ô) and its continuation bytes
-    f"[\u00c2-\u00f4][{_CONTINUATION}]+"
+    # a UTF-8 lead byte read as Latin-1 and as many continuation bytes as it asks for: one
+    # after Â-ß (C2-DF), two after à-ï (E0-EF), three after ð-ô (F0-F4)
+    f"[\u00c2-\u00df][{_CONTINUATION}]|[\u00e0-\u00ef][{_CONTINUATION}]{{2}}|[\u00f0-\u00f4][{_CONTINUATION}]{{3}}"
     # four Latin-1 letters in a row: another alphabet's 8-bit code page
     "|[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff]{4,}"
 )
@@ -377,7 +393,8 @@ def _is_mojibake(text: str, total: int) -> bool:
 
 
 def _mixes_scripts(text: str, total: int) -> bool:
-    """Letters of two scripts side by side more than MAX_SCRIPT_CHANGE_SHARE of the time."""
+    """Letters of two scripts side by side more than MAX_SCRIPT_CHANGE_SHARE of the time, in
+    more than MAX_MIXED_WORD_SHARE of the words."""
     first = _NON_LATIN_LETTER.search(text)
     if first is None:
         return False  # Latin (and CJK, which mixes with anything) alone
@@ -387,8 +404,14 @@ def _mixes_scripts(text: str, total: int) -> bool:
         end = len(text)
         changes = 0
         for latin in _LATIN_WORD.finditer(text):  # Latin words are few on such a page
+            if script == "Cyrillic" and _CYRILLIC_LOOKALIKES.issuperset(latin.group()):
+                continue
             start, stop = latin.span()
             changes += (start > 0 and text[start - 1] in own) + (stop < end and text[stop] in own)
     else:
         changes = len(_SCRIPT_CHANGE.findall(text.translate(_SCRIPT_TAGS)))
-    return changes >= MIN_SCRIPT_CHANGES and changes > MAX_SCRIPT_CHANGE_SHARE * total
+    if changes < MIN_SCRIPT_CHANGES or changes <= MAX_SCRIPT_CHANGE_SHARE * total:
+        return False
+    words = [word for word in text.translate(_SCRIPT_TAGS).split() if _TWO_LETTERS.search(word)]
+    mixed = sum(1 for word in words if _SCRIPT_CHANGE.search(word))
+    return mixed > MAX_MIXED_WORD_SHARE * len(words)

@@ -70,6 +70,33 @@ _FRENCH = (
     "Le proc\u00e8s-verbal sera envoy\u00e9 \u00e0 chaque membre avant la f\u00eate de No\u00ebl.",
 )
 
+# Languages whose right text a garbage check once took for a broken map: Czech and Slovak write
+# letter pairs that are UTF-8 lead and continuation bytes in Windows-1252 ("váš", "môže"), and
+# TeX's Cyrillic fonts write the Serbian je and the Ukrainian i as the Latin letters they look like.
+CZECH_SLOVAK = (
+    "V\u00e1\u0161 \u00fa\u010det je p\u0159ipraven a va\u0161e hl\u00e1\u0161en\u00ed o v\u00fd\u0161i dan\u00ed jsme p\u0159ijali.",
+    "M\u016f\u017eete n\u00e1m napsat, a\u017e v\u00e1\u0161 l\u00e9ka\u0159 podep\u00ed\u0161e \u017e\u00e1dost.",
+    "\u010c\u00ed\u0161n\u00edk p\u0159inesl v\u00edno a \u0159ekl, \u017ee je to na\u0161e nejlep\u0161\u00ed.",
+    "M\u00f4\u017eete n\u00e1m posla\u0165 v\u00e1\u0161 n\u00e1vrh, ak v\u00e1\u0161 \u00fa\u010det m\u00f4\u017ee po\u010dka\u0165.",
+)
+SERBIAN_TEX = (
+    "\u041f\u043e\u0434\u0440\u0448\u043a\u0430 \u0441\u0440\u043f\u0441\u043a\u043e\u043c j\u0435\u0437\u0438\u043a\u0443 \u0443 \u045b\u0438\u0440\u0438\u043b\u0438\u0447\u043d\u043e\u043c \u043f\u0438\u0441\u043c\u0443.",
+    "\u041e\u0432\u0430j \u0434\u043e\u043a\u0443\u043c\u0435\u043d\u0442 \u043f\u043e\u043a\u0430\u0437\u0443j\u0435 \u043a\u0430\u043a\u043e \u0441\u0435 \u043f\u0438\u0448\u0435 \u043d\u0430 \u043d\u0430\u0448\u0435\u043c j\u0435\u0437\u0438\u043a\u0443.",
+    "\u041a\u043ej\u0438 \u0441\u0443 \u043a\u043e\u0440\u0438\u0441\u043d\u0438\u0446\u0438 \u043e\u0432\u043e\u0433 \u043f\u0430\u043a\u0435\u0442\u0430 \u043a\u043ej\u0438 \u0441\u0435 \u043a\u043e\u0440\u0438\u0441\u0442\u0438 \u0443 \u0441\u0432\u0430\u043a\u043e\u043c \u0434\u043e\u043a\u0443\u043c\u0435\u043d\u0442\u0443.",
+    "\u0418\u043d\u0441\u0442\u0430\u043b\u0430\u0446\u0438j\u0430 j\u0435 j\u0435\u0434\u043d\u043e\u0441\u0442\u0430\u0432\u043d\u0430 \u0438 \u043d\u0435 \u0437\u0430\u0445\u0442\u0435\u0432\u0430 \u043d\u0438\u0448\u0442\u0430 \u043f\u043e\u0441\u0435\u0431\u043d\u043e.",
+)
+UKRAINIAN_TEX = (
+    "\u041e\u0441\u043e\u0431\u043b\u0438\u0432\u043e\u0441\u0442i \u0435\u0442i\u043e\u043b\u043e\u0433i\u0457 i \u043f\u0430\u0442\u043e\u0433\u0435\u043d\u0435\u0437\u0443 \u0445\u0432\u043e\u0440\u043e\u0431\u0438.",
+    "\u041d\u0430\u0446i\u043e\u043d\u0430\u043b\u044c\u043d\u0438\u0439 \u0443\u043di\u0432\u0435\u0440\u0441\u0438\u0442\u0435\u0442 i\u043c\u0435\u043di \u0422\u0430\u0440\u0430\u0441\u0430 \u0428\u0435\u0432\u0447\u0435\u043d\u043a\u0430, \u041ai\u0457\u0432.",
+    "\u0412\u0438\u0434\u0430\u0432\u043d\u0438\u0446\u0442\u0432\u043e \u043fi\u0434 \u0440\u0435\u0434\u0430\u043a\u0446i\u0454\u044e \u0412. \u041bi\u0441i\u0432\u0430, \u0432\u0438\u0434\u0430\u043d\u043d\u044f \u0434\u0440\u0443\u0433\u0435.",
+    "\u0412i\u0441\u043d\u0438\u043a \u041a\u0438\u0457\u0432\u0441\u044c\u043a\u043e\u0433\u043e \u0443\u043di\u0432\u0435\u0440\u0441\u0438\u0442\u0435\u0442\u0443, \u0441\u0435\u0440i\u044f \u0431i\u043e\u043b\u043e\u0433i\u044f.",
+)
+LANGUAGE_PAGES = (
+    ("czech-slovak", CZECH_SLOVAK, "Czech and Slovak: váš, môže"),
+    ("serbian-tex", SERBIAN_TEX, "Serbian Cyrillic with a Latin j for je, as TeX writes it"),
+    ("ukrainian-tex", UKRAINIAN_TEX, "Ukrainian with a Latin i, as TeX writes it"),
+)
+
 
 def build_all(directory: Path) -> list[Fixture]:
     """Every fixture of this family, written into directory."""
@@ -86,6 +113,7 @@ def build_all(directory: Path) -> list[Fixture]:
         private_use_layer(directory),
         mojibake_layer(directory),
         *typeset_marks(directory),
+        *language_pages(directory),
     ]
 
 
@@ -139,6 +167,19 @@ def typeset_marks(directory: Path) -> list[Fixture]:
         pdf.setFont(_unicode_font(), 10)
         for at, line in enumerate(lines):
             pdf.drawString(72, 720 - 16 * at, line)
+        pdf.save()
+        fixtures.append(Fixture(name, path, ("\n".join(lines),), note))
+    return fixtures
+
+
+def language_pages(directory: Path) -> list[Fixture]:
+    fixtures = []
+    for name, lines, note in LANGUAGE_PAGES:
+        path = directory / f"{name}.pdf"
+        pdf = _canvas(path)
+        pdf.setFont(_unicode_font(), 11)
+        for at, line in enumerate(lines):
+            pdf.drawString(72, 720 - 18 * at, line)
         pdf.save()
         fixtures.append(Fixture(name, path, ("\n".join(lines),), note))
     return fixtures

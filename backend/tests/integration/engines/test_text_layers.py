@@ -51,6 +51,9 @@ TEXT_LAYER_FIXTURES = (
     "blank-form",
     "bordered-table",
     "math",
+    "czech-slovak",
+    "serbian-tex",
+    "ukrainian-tex",
 )
 GARBAGE_FIXTURES = ("content-stream-layer", "private-use-layer", "mojibake-layer")
 

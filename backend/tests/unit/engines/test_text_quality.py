@@ -6,8 +6,18 @@ import pytest
 
 from app.engines._text_quality import garbage_reason, is_short
 from app.pdf.samples import page_text
+from tests.corpus.text_layers import CZECH_SLOVAK, SERBIAN_TEX, UKRAINIAN_TEX
 
 PROSE = page_text(0, seed=3, sentences=6)
+
+
+# A Persian line whose font maps its keheh to a Greek capital (U+0388), as a XeTeX manual's did:
+# one word in eight mixes scripts, the others are right.
+PERSIAN_ONE_LETTER_OFF = (
+    "\u0631\u0627\u0647\u0646\u0645\u0627\u06cc \u0627\u0633\u062a\u0641\u0627\u062f\u0647 \u0627\u0632 "
+    "\u0633\u0628\u0388 \u0647\u0627\u06cc \u0641\u0627\u0631\u0633\u06cc \u0628\u0631\u0627\u06cc "
+    "\u0646\u0648\u0634\u062a\u0646 \u0645\u0642\u0627\u0644\u0647"
+)
 
 
 def _page(line: str, times: int = 5) -> str:
@@ -107,6 +117,10 @@ def _page(line: str, times: int = 5) -> str:
             ),
         ),
         ("Greek letters in science", _page("A\u03b242 oligomers and TNF\u03b1 rose while IFN\u03b3 fell.")),
+        ("Czech and Slovak", "\n".join(CZECH_SLOVAK)),
+        ("Serbian with TeX's Latin j", "\n".join(SERBIAN_TEX)),
+        ("Ukrainian with TeX's Latin i", "\n".join(UKRAINIAN_TEX)),
+        ("Persian, one letter mapped to Greek", _page(PERSIAN_ONE_LETTER_OFF)),
         (
             "mathematics",
             _page(
@@ -155,6 +169,12 @@ def test_real_pages_are_not_garbage(name: str, text: str) -> None:
             _page("\ufe8dl\ufeccr\ufe91y\ufe94 \ufedfg\ufe8d \ufecca\ufeaeb"),
         ),  # Arabic forms in Latin
         (
+            "mixed_scripts",  # Russian words with Latin letters that look the same (a, o, e, c, p)
+            _page(
+                "\u041a\u043eo\u043f\u0435pa\u0442\u0438\u0432 pa\u0431o\u0442a\u0435\u0442 c \u0443\u0442pa \u0434o \u0432e\u0447epa."
+            ),
+        ),
+        (
             "mixed_scripts",  # glyph numbers landing in Latin, Cyrillic, Armenian, Hebrew, Arabic blocks
             _page(
                 "\u0141\u0102\u0410\u0392\u0531\u0586\u0608 \u0543\u05d0\u05d1\u046c\u0194\u0250 \u0416\u05e9\u062d\u03fe"
@@ -175,6 +195,21 @@ def test_a_few_bad_characters_do_not_condemn_a_page() -> None:
     assert garbage_reason(PROSE + " \uf0fc yes") is None
     assert garbage_reason(PROSE + " T\u043ee") is None  # one Cyrillic o in one word
     assert garbage_reason(PROSE + " caf\u00c3\u00a9") is None  # one mojibake word
+
+
+def test_mojibake_is_whole_utf8_characters() -> None:
+    """A lead byte with fewer continuation bytes than it asks for is a language's letters (Czech
+    "váš" is E1 9A); with all of them it is a character UTF-8 wrote, read as Windows-1252."""
+    assert (
+        garbage_reason(
+            _page("V\u00e1\u0161 hl\u00e1\u0161en\u00ed, m\u00f4\u017eete, v\u00e1\u0161 n\u00e1vrh.")
+        )
+        is None
+    )
+    assert (
+        garbage_reason(_page("Le r\u00c3\u00a9sum\u00c3\u00a9 de l\u00e2\u20ac\u2122ann\u00c3\u00a9e."))
+        == "mojibake"
+    )
 
 
 def test_the_text_is_judged_before_cleaning() -> None:
