@@ -237,8 +237,10 @@ _SCRIPT_TAGS.update(dict.fromkeys(range(0x0300, 0x0370)))
 _SCRIPT_CHANGE = re.compile(r"([A-Za-z])(?=[A-Za-z])(?!\1)")  # adjacent letters of two scripts
 _TWO_LETTERS = re.compile(r"[A-Za-z][^A-Za-z]*[A-Za-z]")  # a tagged word of two letters or more
 # The Latin letters TeX's Cyrillic fonts (T2A, X2) give for the Serbian and Ukrainian letters
-# that look like them (je, i, yi): inside a Cyrillic word they are its letters.
-_CYRILLIC_LOOKALIKES = frozenset("ijIJ\u00ef\u00cf")
+# that look like them (je, i, yi), and the marks that may sit on them: a run of Latin letters of
+# nothing else, on a page of Latin and Cyrillic, is Cyrillic letters (one of them stands in).
+_CYRILLIC_LOOKALIKES = frozenset("ijIJ\u00ef\u00cf" + "".join(map(chr, range(0x0300, 0x0370))))
+_CYRILLIC_STAND_IN = "\u0456"
 
 
 def _script_at(code: int) -> str:
@@ -399,19 +401,26 @@ def _mixes_scripts(text: str, total: int) -> bool:
     if first is None:
         return False  # Latin (and CJK, which mixes with anything) alone
     script = _script_at(ord(first.group()))
+    stand_ins: list[tuple[int, int]] = []  # Latin runs that are Cyrillic letters (_CYRILLIC_LOOKALIKES)
     if _other_script(script).search(text, first.end()) is None:  # Latin and one other script
         own = _letters_of(script)
         end = len(text)
         changes = 0
         for latin in _LATIN_WORD.finditer(text):  # Latin words are few on such a page
-            if script == "Cyrillic" and _CYRILLIC_LOOKALIKES.issuperset(latin.group()):
-                continue
             start, stop = latin.span()
+            if script == "Cyrillic" and _CYRILLIC_LOOKALIKES.issuperset(latin.group()):
+                stand_ins.append((start, stop))
+                continue
             changes += (start > 0 and text[start - 1] in own) + (stop < end and text[stop] in own)
     else:
         changes = len(_SCRIPT_CHANGE.findall(text.translate(_SCRIPT_TAGS)))
     if changes < MIN_SCRIPT_CHANGES or changes <= MAX_SCRIPT_CHANGE_SHARE * total:
         return False
+    if stand_ins:  # rare: a Serbian or Ukrainian page whose words mix scripts besides
+        chars = list(text)
+        for start, stop in stand_ins:
+            chars[start:stop] = _CYRILLIC_STAND_IN * (stop - start)
+        text = "".join(chars)
     words = [word for word in text.translate(_SCRIPT_TAGS).split() if _TWO_LETTERS.search(word)]
     mixed = sum(1 for word in words if _SCRIPT_CHANGE.search(word))
     return mixed > MAX_MIXED_WORD_SHARE * len(words)
