@@ -50,7 +50,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from app.engines._letter_spacing import Joined, Separator, join_tracked_letters
-from app.engines._page_chars import WORD_GAP, Bounds, RectReader
+from app.engines._page_chars import WORD_GAP, Bounds, RectReader, char_codes
 
 _INK_GAP = 0.1  # and the drawn boxes' gap at least this
 # A space drawn between characters this close (in their height; from overlapping to touching)
@@ -133,7 +133,7 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
     """The page's text inside bounds with a space for each line break PDFium made on one row and
     for each word gap it made none for, without a drawn space between letters that touch.
 
-    One call a character, for its advance box: its code comes with the page's whole text (_codes);
+    One call a character, for its advance box: its code comes with the page's whole text (char_codes);
     its origin is that box's left side, on its baseline, so it is read only when the box is not
     inside bounds; whether PDFium made it is asked of spaces and breaks only. A word gap is
     measured from its row's usual gap between letters (their median), so that letter-spaced text
@@ -147,7 +147,7 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
     last_bottom = last_end = 0.0
     last = -1  # the last character written, by index
     respaced = 0
-    for index, code in enumerate(_codes(textpage)):
+    for index, code in enumerate(char_codes(textpage)):
         if code in _MADE and pdfium_c.FPDFText_IsGenerated(raw, index):
             broken |= code != 0x20
             made_space |= code == 0x20
@@ -228,23 +228,6 @@ def _space_row(raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], row: _Row) -> int:
 def _median(values: list[float]) -> float:
     values.sort()
     return values[len(values) // 2]
-
-
-def _codes(textpage: pdfium.PdfTextPage) -> list[int]:
-    """Each character's code: from the page's whole text in one call when it has one character
-    a character (UTF-16 decoded; PDFium may leave a character out or put one in, which a length
-    that differs, or one of 8 characters spread over it checked one by one, shows), else one call
-    a character."""
-    raw = textpage.raw
-    count = pdfium_c.FPDFText_CountChars(raw)
-    text = str(textpage.get_text_range(0, count))
-    if len(text) == count and all(
-        ord(text[index]) == pdfium_c.FPDFText_GetUnicode(raw, index)
-        for index in {count * eighth // 8 for eighth in range(8)} | {count - 1}
-        if index >= 0
-    ):
-        return [ord(char) for char in text]
-    return [pdfium_c.FPDFText_GetUnicode(raw, index) for index in range(count)]
 
 
 def _origin_inside(raw: pdfium_c.FPDF_TEXTPAGE, index: int, bounds: Bounds) -> bool:

@@ -120,6 +120,23 @@ def char_middle(textpage: pdfium.PdfTextPage, index: int, turn: int = 0) -> tupl
     return _shown((left.value + right.value) / 2, (bottom.value + top.value) / 2, turn)
 
 
+def char_codes(textpage: pdfium.PdfTextPage) -> list[int]:
+    """Each character's code: from the page's whole text in one call when it has one character
+    a character (UTF-16 decoded; PDFium may leave a character out or put one in, which a length
+    that differs, or one of 8 characters spread over it checked one by one, shows), else one call
+    a character."""
+    raw = textpage.raw
+    count = pdfium_c.FPDFText_CountChars(raw)
+    text = str(textpage.get_text_range(0, count))
+    if len(text) == count and all(
+        ord(text[index]) == pdfium_c.FPDFText_GetUnicode(raw, index)
+        for index in {count * eighth // 8 for eighth in range(8)} | {count - 1}
+        if index >= 0
+    ):
+        return [ord(char) for char in text]
+    return [pdfium_c.FPDFText_GetUnicode(raw, index) for index in range(count)]
+
+
 def stored_text(line: list[PageChar]) -> str:
     """The line as PDFium stores it."""
     return "".join(char.text for char in line)

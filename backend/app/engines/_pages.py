@@ -15,6 +15,7 @@ from PIL import Image
 
 from app.core.errors import OCRError
 from app.core.logging import get_logger
+from app.engines._accents import accents_on_letters, may_have_spacing_accents
 from app.engines._annotations import with_annotation_text
 from app.engines._column_order import Reader, column_text, may_have_columns
 from app.engines._glued_text import drawn_in_touching_pieces, may_be_glued, unglued_text
@@ -164,6 +165,8 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
                 rects = rect_count(textpage)  # for the glued-words and the columns tests alike
                 raw, reread = _unglued(textpage, raw, page.get_bbox(), rects)
             raw = _in_reading_order(raw, textpage, None if turned else page.get_bbox(), turn, reread, rects)
+            if not turned and may_have_spacing_accents(raw):
+                raw = accents_on_letters(textpage, raw)
             text = raw.replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:

@@ -1,0 +1,69 @@
+"""Accents drawn as characters of their own, as TeX's older fonts draw them, are read on their
+letters (app.engines._accents); spacing accents that are over no letter stay as they are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+from reportlab.lib.pagesizes import letter
+from reportlab.pdfgen import canvas
+
+from app.engines._accents import may_have_spacing_accents
+from app.engines._pages import page_text
+from app.engines.auto import AutoEngine
+from app.engines.base import clean_page_text
+from app.engines.text_layer import TextLayerEngine
+from tests.corpus.accents import LINES, ORDERS, accented_page
+from tests.corpus.text_layers import _unicode_font
+
+
+def _read(path: Path) -> list[str]:
+    document = pdfium.PdfDocument(path)
+    try:
+        return clean_page_text(page_text(document[0], 1)).split("\n")
+    finally:
+        document.close()
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_accents_are_put_on_their_letters(tmp_path: Path, order: str) -> None:
+    """French, German, Polish, Czech and Hungarian, capitals and a dotless i, accents above and
+    below, drawn before the letter, after it, or after the rest of the line."""
+    path = tmp_path / f"{order}.pdf"
+    accented_page(path, order=order)
+    assert _read(path) == list(LINES)
+
+
+@pytest.mark.parametrize("engine", [TextLayerEngine(), AutoEngine()], ids=["text-layer", "auto"])
+def test_the_engines_read_them(tmp_path: Path, engine: TextLayerEngine | AutoEngine) -> None:
+    path = tmp_path / "page.pdf"
+    accented_page(path, order="line-end")
+    (page,) = engine.recognize(path.read_bytes(), 1)
+    assert (page.source, page.text.split("\n")) == ("text-layer", list(LINES))
+
+
+CONTROLS = (
+    "He wrote don\u00b4t with an acute, and `ls -l` in backquotes.",
+    "A spacing diaeresis \u00a8 and a caron \u02c7 alone, a cedilla \u00b8 too.",
+    "Precomposed: expérience, Größe, gęślą, kůň, tükörfúrógép.",
+)
+
+
+def test_spacing_accents_over_no_letter_stay(tmp_path: Path) -> None:
+    """Drawn in a cell of their own, as a word processor draws them: over no letter."""
+    path = tmp_path / "controls.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=letter, invariant=1)
+    pdf.setFont(_unicode_font(), 12)
+    for number, line in enumerate(CONTROLS):
+        pdf.drawString(60, 720 - 24 * number, line)
+    pdf.save()
+    assert _read(path) == list(CONTROLS)
+
+
+def test_the_gate() -> None:
+    assert may_have_spacing_accents("Exp\u00b4eriences")
+    assert may_have_spacing_accents("param`etres")
+    assert not may_have_spacing_accents("plain ASCII text with ^ and ~")
+    assert not may_have_spacing_accents("précomposé, Größe")
