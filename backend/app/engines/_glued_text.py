@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import re
 from typing import NamedTuple
 
 import pypdfium2 as pdfium
@@ -56,6 +57,7 @@ _INK_GAP = 0.1  # and the drawn boxes' gap at least this
 # A space drawn between characters this close (in their height; from overlapping to touching)
 # is not a word gap: its advance was taken back, as Ghostscript writes a small move in a word.
 _TOUCHING = (-0.25, 0.02)
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # characters past U+FFFF
 _MADE = frozenset({0x20, 0x0D, 0x0A})  # what PDFium makes: spaces and line breaks
 _SAME_ROW = 1 / 3  # of a character's height: baselines this close are one row
 _ABUT = 0.15  # of a rectangle's height: neighbours on a row this close (or overlapping) touch
@@ -97,8 +99,12 @@ class Unglued(NamedTuple):
 
 def may_be_glued(textpage: pdfium.PdfTextPage, text: str) -> bool:
     """Whether the page's bounded text (text) may have run a row's characters together (two
-    characters or more that PDFium counts are not in it)."""
-    return int(pdfium_c.FPDFText_CountChars(textpage.raw)) - len(text) >= 2
+    characters or more that PDFium counts are not in it; a character past U+FFFF is two that
+    PDFium counts, the halves of its surrogate pair)."""
+    missing = int(pdfium_c.FPDFText_CountChars(textpage.raw)) - len(text)
+    if missing >= 2 and not text.isascii():
+        missing -= len(_ASTRAL.findall(text))
+    return missing >= 2
 
 
 def drawn_in_touching_pieces(textpage: pdfium.PdfTextPage, text: str, count: int) -> bool:

@@ -45,8 +45,7 @@ def page_lines(textpage: pdfium.PdfTextPage, bounds: Bounds | None, turn: int = 
     left, bottom, right, top = (ctypes.c_double() for _ in range(4))
     box = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
     lines: list[list[PageChar]] = [[]]
-    for index in range(pdfium_c.FPDFText_CountChars(raw)):
-        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+    for index, code in enumerate(char_codes(textpage)):
         if code <= 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
             continue
         char = chr(code)
@@ -124,7 +123,9 @@ def char_codes(textpage: pdfium.PdfTextPage) -> list[int]:
     """Each character's code: from the page's whole text in one call when it has one character
     a character (UTF-16 decoded; PDFium may leave a character out or put one in, which a length
     that differs, or one of 8 characters spread over it checked one by one, shows), else one call
-    a character."""
+    a character. A character past U+FFFF (a mathematical italic letter, a Han character of
+    extension B) is two of PDFium's, the halves of its UTF-16 surrogate pair, with one box: its
+    code is the first's, and the second's is 0 (no character)."""
     raw = textpage.raw
     count = pdfium_c.FPDFText_CountChars(raw)
     text = str(textpage.get_text_range(0, count))
@@ -134,7 +135,13 @@ def char_codes(textpage: pdfium.PdfTextPage) -> list[int]:
         if index >= 0
     ):
         return [ord(char) for char in text]
-    return [pdfium_c.FPDFText_GetUnicode(raw, index) for index in range(count)]
+    codes = [pdfium_c.FPDFText_GetUnicode(raw, index) for index in range(count)]
+    for index in range(count - 1):
+        high, low = codes[index], codes[index + 1]
+        if 0xD800 <= high <= 0xDBFF and 0xDC00 <= low <= 0xDFFF:
+            codes[index] = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+            codes[index + 1] = 0
+    return codes
 
 
 def stored_text(line: list[PageChar]) -> str:

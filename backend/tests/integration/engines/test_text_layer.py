@@ -12,6 +12,7 @@ from app.engines.auto import AutoEngine
 from app.engines.text_layer import TextLayerEngine
 from app.pdf.samples import _text_pdf, make_born_digital_pdf
 from tests.corpus import columns
+from tests.corpus.word_gaps import print_html
 from tests.integration.engines.conftest import Sample
 
 
@@ -194,3 +195,32 @@ def test_columns_stored_a_row_at_a_time_on_a_turned_page_read_column_by_column(t
     _turned_by_a_viewer(tmp_path / "columns.pdf", tmp_path / "turned.pdf", 90)
     (page,) = TextLayerEngine().recognize((tmp_path / "turned.pdf").read_bytes(), 1)
     assert nonblank_lines(page.text) == expected.splitlines()
+
+
+@pytest.mark.parametrize("engine", [TextLayerEngine(), AutoEngine()], ids=["text-layer", "auto"])
+def test_characters_past_the_basic_plane_are_kept(
+    tmp_path: Path, engine: TextLayerEngine | AutoEngine
+) -> None:
+    """Mathematical italic letters and an emoji are two of PDFium's characters each (a UTF-16
+    surrogate pair): a page with two or more was taken for one whose bounded text ran a row
+    together, and read again from its characters, which left them out ("Let  and  be reals").
+    The letter-spaced heading has this page read from its characters all the same."""
+    source = tmp_path / "page.html"
+    source.write_text(
+        '<html><body style="font-family: DejaVu Serif; font-size: 14pt">'
+        '<h1 style="letter-spacing: 0.3em">CONTENTS</h1>'
+        "<p>Let \U0001d465 and \U0001d466 be reals, so \U0001d465 + \U0001d466 = \U0001d467 holds.</p>"
+        "<p>The committee met on a wet Tuesday morning \U0001f600 to read the accounts.</p></body></html>",
+        encoding="utf-8",
+    )
+    path = tmp_path / "page.pdf"
+    print_html(source, path)
+    (page,) = engine.recognize(path.read_bytes(), 1)
+    assert (page.source, page.text.split("\n")) == (
+        "text-layer",
+        [
+            "CONTENTS",
+            "Let \U0001d465 and \U0001d466 be reals, so \U0001d465 + \U0001d466 = \U0001d467 holds.",
+            "The committee met on a wet Tuesday morning \U0001f600 to read the accounts.",
+        ],
+    )
