@@ -77,6 +77,10 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None, file: Pa
     handler._chunk_ocr = True  # type: ignore[attr-defined]  # ours, replaced on the next call
     root.addHandler(handler)
     root.setLevel(max(numeric, logging.WARNING))  # other libraries: warnings and errors
+    # pypdfium2 warns of every XFA form it sets up that its PDFium reads no XFA, telling the
+    # reader to build another: a form's AcroForm part is read all the same, and a person running
+    # `chunk-ocr run` on a government form got a JSON line that asked them to rebuild a library.
+    logging.getLogger("pypdfium2._helpers.document").setLevel(logging.ERROR)
     arq = logging.getLogger("arq")
     for old in list(arq.handlers):  # arq's CLI gives it a console handler of its own
         arq.removeHandler(old)

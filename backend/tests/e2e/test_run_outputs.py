@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pikepdf
 import pytest
 
 from app.local.exit_codes import ExitCode
@@ -112,3 +113,20 @@ def test_a_summary_into_a_closed_pipe_is_no_traceback(env: dict[str, str], pdf: 
     assert stderr.decode() == ""
     assert run.returncode == ExitCode.OK
     assert (out / "letters.txt").read_text(encoding="utf-8").strip()
+
+
+def test_an_xfa_form_is_read_without_a_warning_to_rebuild_pdfium(
+    env: dict[str, str], pdf: Path, tmp_path: Path
+) -> None:
+    """This PDFium reads no XFA; pypdfium2 warned of it on stderr, asking for another build. The
+    form's AcroForm part and the pages are read all the same, and nothing is said."""
+    with pikepdf.open(pdf) as document:
+        template = document.make_stream(
+            b'<xdp:xdp xmlns:xdp="http://ns.adobe.com/xdp/"><template/></xdp:xdp>'
+        )
+        document.Root.AcroForm = pikepdf.Dictionary(Fields=pikepdf.Array(), XFA=template)
+        document.save(tmp_path / "form.pdf")
+    result = run_cli(["run", str(tmp_path / "form.pdf"), "--out", str(tmp_path / "out")], env)
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert result.stderr == ""
+    assert (tmp_path / "out" / "form.txt").read_text(encoding="utf-8").strip()
