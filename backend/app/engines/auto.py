@@ -24,6 +24,8 @@ The rule, per page, on the page's own text as PDFium gives it (before cleaning):
    and notes (in a chunk cut without the document's form, where PDFium cannot draw fields,
    their values follow the OCR'd text). The rule looks at the page's own text only: the
    answers of a form laid over a scanned page must not stand for the scan's text.
+4. A page OCR reads nothing on whose text layer is short but no garbage (a lone page number,
+   "A B C" drawn too large or too faint for tesseract) is that text, from its text layer.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class AutoEngine:
     def recognize(self, pdf_bytes: bytes, first_page_number: int) -> list[PageResult]:
         results: list[PageResult] = []
         to_ocr: list[int] = []
+        short: dict[int, str] = {}  # page number: a short text layer, if OCR reads nothing there
         with open_pdf(pdf_bytes) as document:
             for index in range(len(document)):
                 number = first_page_number + index
@@ -84,6 +87,8 @@ class AutoEngine:
                     page = load_page(document, index, number)
                     try:
                         read = text_layer_page(page, number)
+                        if read is None and (text := short_text(page, number)):
+                            short[number] = text
                     finally:
                         page.close()
                 except (OCRError, MemoryError) as exc:  # the page cannot be read: the others can
@@ -94,7 +99,10 @@ class AutoEngine:
                 else:  # tesseract adds the form fields its render leaves out
                     to_ocr.append(index)
             if to_ocr:
-                results += self.tesseract.recognize_pages(document, to_ocr, first_page_number)
+                results += [
+                    _or_short_text(result, short.get(result.page_number))
+                    for result in self.tesseract.recognize_pages(document, to_ocr, first_page_number)
+                ]
         return sorted(results, key=lambda result: result.page_number)
 
 
@@ -108,6 +116,24 @@ def text_layer_page(page: pdfium.PdfPage, number: int) -> PageResult | None:
         # nothing drawn for tesseract to read (it answers blank), but notes or fields
         return PageResult(number, notes, 1.0, "text-layer")
     return None
+
+
+def short_text(page: pdfium.PdfPage, number: int) -> str | None:
+    """The page's text layer when it is too short for rule 1 but no garbage ("A B C", a page
+    number): what the page says if OCR reads nothing on it. None otherwise."""
+    text = page_text(page, number)
+    visible = "".join(text.split())
+    if not visible or not is_short(visible) or garbage_reason(text, visible) is not None:
+        return None
+    return text
+
+
+def _or_short_text(result: PageResult, text: str | None) -> PageResult:
+    """A page OCR read nothing on (a lone page number, letters too large or too faint for it),
+    with its short text layer: that text, as a text-layer page."""
+    if text is None or result.error is not None or result.text.strip():
+        return result
+    return PageResult(result.page_number, text, 1.0, "text-layer")
 
 
 def _use_text_layer(text: str, page: pdfium.PdfPage, number: int) -> bool:

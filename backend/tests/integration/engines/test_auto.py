@@ -129,3 +129,24 @@ def test_a_slide_over_a_background_picture_keeps_its_text(tmp_path: Path) -> Non
     assert len("".join("".join(lines).split())) > 200
     (page,) = AutoEngine().recognize(path.read_bytes(), 1)
     assert (page.source, page.text.split()) == ("text-layer", " ".join(lines).split())
+
+
+def test_a_short_text_layer_ocr_reads_nothing_on_is_the_page_text(tmp_path: Path) -> None:
+    """A page whose only text is too short for the text layer to be taken on its own ("Ref 7",
+    "A B C") goes to OCR; drawn where tesseract reads nothing of it (here, in render mode 3,
+    invisible), its text layer is the page's text. Where OCR reads the page, OCR stays."""
+    path = tmp_path / "short.pdf"
+    pdf = canvas.Canvas(str(path), invariant=1)
+    text = pdf.beginText(72, 700)
+    text.setTextRenderMode(3)
+    text.setFont("Helvetica", 12)
+    text.textOut("A B C 7")
+    pdf.drawText(text)
+    pdf.showPage()
+    pdf.save()
+    (page,) = AutoEngine().recognize(path.read_bytes(), 1)
+    assert (page.source, page.text, page.confidence) == ("text-layer", "A B C 7", 1.0)
+    body = make_scan_with_text_layer(tmp_path / "stamped.pdf", "DRAFT 7", invisible=False)
+    (scan,) = AutoEngine().recognize((tmp_path / "stamped.pdf").read_bytes(), 1)
+    assert scan.source == "ocr"
+    assert cer(body, scan.text.replace("DRAFT 7", "")) < 0.02
