@@ -37,7 +37,9 @@ made one, and a line break where PDFium broke the line, except that
   too (so that a font whose widths are missing does not space every letter);
 - a space drawn between two characters that touch (_TOUCHING) is left out;
 - a space PDFium made between the letters of a letter-spaced word is left out, as each row
-  ends (_letter_spacing; a page whose text spells a word out letter by letter is read so too).
+  ends (_letter_spacing; a page whose text spells a word out letter by letter is read so too),
+  and so is one it made between characters set a fixed step apart and almost touching, as a
+  code listing in fixed columns sets them (_join_fixed_pitch).
 """
 
 from __future__ import annotations
@@ -58,7 +60,16 @@ _INK_GAP = 0.1  # and the drawn boxes' gap at least this
 # is not a word gap: its advance was taken back, as Ghostscript writes a small move in a word.
 _TOUCHING = (-0.25, 0.02)
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # characters past U+FFFF
-_MADE = frozenset({0x20, 0x0D, 0x0A})  # what PDFium makes: spaces and line breaks
+_MADE = frozenset({0x20, 0x0D, 0x0A})
+# A code listing set in fixed columns a little wider than its font's advances (LaTeX's listings
+# package does so by default): PDFium made a space between every two characters, 0.03 to 0.1 em
+# apart ("@ b o o k { i t k o n e n _ t y p o g r ,"). Such a run is _MIN_PITCHED characters or
+# more a fixed step apart (_SAME_PITCH of it), each gap under _PITCH_GAP of the row's height: a
+# word gap is wider (a thin space is a sixth of an em), letters of a proportional font are not a
+# fixed step apart, and a calendar's or a table's one-digit cells are far apart.
+_MIN_PITCHED = 4
+_SAME_PITCH = 0.02
+_PITCH_GAP = 0.1  # what PDFium makes: spaces and line breaks
 _SAME_ROW = 1 / 3  # of a character's height: baselines this close are one row
 _ABUT = 0.15  # of a rectangle's height: neighbours on a row this close (or overlapping) touch
 _MIN_ABUTTING, _ABUTTING_SHARE = 8, 0.2  # sampled neighbours on a row that touch, and their share
@@ -80,7 +91,7 @@ class _Row:
     """What a row's word gaps are measured by: its characters' heights and its gaps between
     letters (in points), and its places held for a space."""
 
-    __slots__ = ("before", "heights", "letter_gaps", "places", "separators", "start")
+    __slots__ = ("before", "heights", "lefts", "letter_gaps", "places", "separators", "start")
 
     def __init__(self, start: int = 0, before: Joined | None = None) -> None:
         self.start = start  # where the row's text starts (in the text's pieces)
@@ -89,6 +100,7 @@ class _Row:
         self.letter_gaps: list[float] = []  # between characters with nothing between
         self.places: list[_Place] = []
         self.separators: list[Separator] = []  # its spaces, made or drawn (_letter_spacing)
+        self.lefts: list[tuple[int, float]] = []  # each character written: where (in out), its left side
 
 
 class Unglued(NamedTuple):
@@ -193,6 +205,7 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
         broken = made_space = drawn_space = False
         if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF:
             out.append(chr(code))
+            row.lefts.append((len(out) - 1, box.left))
         if height > 0:
             row.heights.append(height)
         last_bottom, last_end, last = box.bottom, box.right, index
@@ -203,12 +216,51 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
 def _end_row(raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], row: _Row) -> tuple[int, Joined | None]:
     """The row's word gaps put in (_space_row), then the spaces between its letter-spaced letters
     left out (_letter_spacing); the spaces put or left out, and what the next row is told."""
-    spaced = _space_row(raw, out, row)
+    spaced = _space_row(raw, out, row) + _join_fixed_pitch(out, row)
     if not row.separators or not row.heights:
         return spaced, None
     gaps = {place.at: place.gap for place in row.places}
     joined = join_tracked_letters(out, row.start, row.separators, _median(row.heights), gaps, row.before)
     return spaced + joined.spaces, joined
+
+
+def _join_fixed_pitch(out: list[str], row: _Row) -> int:
+    """Leave out the spaces PDFium made inside each run of _MIN_PITCHED characters or more set at
+    one pitch (their left sides a step apart, give or take _SAME_PITCH of it) with nothing, or a
+    space PDFium made for a gap under _PITCH_GAP of the row's height, between each two, and inside
+    each shorter run on the row at the pitch of such a run that had spaces made ("a n d" between
+    words of a listing; not a word of a monospaced font set as one string); the spaces left out.
+    A space set in such a listing is a whole step more, and ends a run."""
+    if len(row.lefts) < _MIN_PITCHED or not row.separators or not row.heights:
+        return 0
+    unit = _median(row.heights)
+    made = {separator.at: separator for separator in row.separators if separator.made}
+    runs: list[tuple[int, float, list[int]]] = []  # its characters, its pitch, its spaces made (at)
+    count, step, spaces = 1, 0.0, []
+    for (before, left_before), (after, left) in itertools.pairwise(row.lefts):
+        between = [at for at in range(before + 1, after) if out[at]]
+        space = made.get(between[0]) if len(between) == 1 else None
+        joins = not between or (space is not None and space.gap < _PITCH_GAP * unit)
+        pitch = left - left_before
+        if joins and count > 1 and abs(pitch - step) <= _SAME_PITCH * step:
+            count += 1
+            spaces.extend(between)
+            continue
+        runs.append((count, step, spaces))
+        count, step, spaces = (2, pitch, list(between)) if joins and pitch > 0 else (1, 0.0, [])
+    runs.append((count, step, spaces))
+    pitches = [step for count, step, spaces in runs if count >= _MIN_PITCHED and spaces]
+    gone = {
+        at
+        for count, step, spaces in runs
+        if count >= _MIN_PITCHED
+        or (count > 1 and any(abs(step - pitch) <= _SAME_PITCH * pitch for pitch in pitches))
+        for at in spaces
+    }
+    for at in gone:
+        out[at] = ""
+    row.separators = [separator for separator in row.separators if separator.at not in gone]
+    return len(gone)
 
 
 def _space_row(raw: pdfium_c.FPDF_TEXTPAGE, out: list[str], row: _Row) -> int:
