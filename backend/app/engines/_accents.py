@@ -73,7 +73,10 @@ _ABOVE = (-0.35, 0.8)  # of the letter's height: where an accent's bottom may be
 _MARGIN = 0.15  # of the letter's width: an accent's middle is further in than this (a slanted
 # capital's accent sits right of its middle)
 _WORD_GAP = 0.15  # of a letter's height: closer than this to the character before, it is in its word
-_PASSED_OVER = 200  # characters of PDFium's not in the text (outside the page's box) at most
+_PASSED_OVER = 200
+# Accents on a page at most: a page of prose has a few hundred; one of a million (a hostile
+# file) would take minutes here, and is left as PDFium reads it.
+_MAX_ACCENTS = 5000  # characters of PDFium's not in the text (outside the page's box) at most
 
 _Box = tuple[float, float, float, float]  # left, right, bottom, top
 
@@ -89,10 +92,13 @@ def accents_on_letters(textpage: pdfium.PdfTextPage, text: str) -> str:
     drawn on a letter put on that letter (the module's doc); text itself when none is, or when
     text is not in PDFium's order."""
     codes = char_codes(textpage)
+    spacing = [index for index, code in enumerate(codes) if code in _SPACING_CODES]
+    if len(spacing) > _MAX_ACCENTS:
+        return text
     boxes = _Boxes(textpage)
     on: dict[int, list[tuple[float, int]]] = {}  # letter index: (distance, accent index)
-    for index, code in enumerate(codes):
-        if code not in _SPACING_CODES or (box := boxes.get(index)) is None:
+    for index in spacing:
+        if (box := boxes.get(index)) is None:
             continue
         under = _letter_under(codes, boxes, index, box)
         if under is not None:

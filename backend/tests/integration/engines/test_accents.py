@@ -10,7 +10,7 @@ import pytest
 from reportlab.lib.pagesizes import letter
 from reportlab.pdfgen import canvas
 
-from app.engines._accents import may_have_spacing_accents
+from app.engines._accents import _MAX_ACCENTS, may_have_spacing_accents
 from app.engines._pages import page_text
 from app.engines.auto import AutoEngine
 from app.engines.base import clean_page_text
@@ -67,3 +67,12 @@ def test_the_gate() -> None:
     assert may_have_spacing_accents("param`etres")
     assert not may_have_spacing_accents("plain ASCII text with ^ and ~")
     assert not may_have_spacing_accents("précomposé, Größe")
+
+
+def test_a_page_of_more_accents_than_prose_has_is_left_as_pdfium_reads_it(tmp_path: Path) -> None:
+    """Past _MAX_ACCENTS (a hostile page: a million would take minutes) nothing is put together."""
+    path = tmp_path / "many.pdf"
+    accented_page(path, tuple("\u00e9" * 40 for _ in range(_MAX_ACCENTS // 40 + 1)))
+    text = _read(path)
+    assert "\u00e9" not in "".join(text)
+    assert "\u00b4" in "".join(text)
