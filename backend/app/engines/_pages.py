@@ -6,6 +6,7 @@ import contextlib
 import io
 import math
 import os
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
@@ -97,6 +98,7 @@ def open_pdf(pdf_bytes: bytes) -> Iterator[pdfium.PdfDocument]:
 # One pwrite of a fixed-width record per page (about 1 us; opening the file each time was 11).
 _task_marker: tuple[int, int] | None = None  # (descriptor, task token)
 _MARKER_WIDTH = 20
+_REORDERED_SLACK = 0.01  # of a page's characters that a text rebuilt in another order may differ by
 
 
 def marker_record(token: int, page_number: int | None = None) -> bytes:
@@ -218,14 +220,27 @@ def _in_reading_order(
     reading order (_rtl_order), columns of prose stored a row at a time across the page
     (_column_order). Most pages have none, found by a search of text or a count in C. turn:
     the /Rotate the text page was read with; reread: how a part of a page whose text was put
-    together again is read (_unglued), for its columns; rects: its rect_count (with bounds)."""
-    if may_be_vertical(text) and (columns := column_order(textpage, bounds, turn)) is not None:
-        return columns
-    if may_have_rtl(text):
-        return reading_order(textpage, bounds, turn) or text
-    if bounds is not None and may_have_columns(textpage, text, rects):
-        return column_text(textpage, bounds, reread) or text
-    return text
+    together again is read (_unglued), for its columns; rects: its rect_count (with bounds).
+    A text rebuilt is taken only when it has text's characters (_same_characters)."""
+    rebuilt: str | None = None
+    if may_be_vertical(text):
+        rebuilt = column_order(textpage, bounds, turn)
+    if rebuilt is None and may_have_rtl(text):
+        rebuilt = reading_order(textpage, bounds, turn)
+    elif rebuilt is None and bounds is not None and may_have_columns(textpage, text, rects):
+        rebuilt = column_text(textpage, bounds, reread)
+    return rebuilt if rebuilt is not None and _same_characters(rebuilt, text) else text
+
+
+def _same_characters(rebuilt: str, text: str) -> bool:
+    """Whether a text rebuilt in another order has text's characters (spaces and line breaks
+    aside), each as often, but for _REORDERED_SLACK of them: a rebuilding that reads a part twice
+    or leaves one out is no reading order. Real pages of two kinds did: a parallel edition's
+    columns with line numbers between (part of a row read again below it), and a Korean figure
+    taken for vertical writing (its caption read twice)."""
+    have, want = Counter("".join(rebuilt.split())), Counter("".join(text.split()))
+    differ = sum(((have - want) + (want - have)).values())
+    return differ <= max(_REORDERED_SLACK * sum(want.values()), 2)
 
 
 def undecodable_content(document: pdfium.PdfDocument, index: int, page_number: int) -> PageRenderError | None:

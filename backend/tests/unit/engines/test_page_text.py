@@ -7,6 +7,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.engines._pages import _same_characters
 from app.engines.base import PageResult, clean_page_text
 
 
@@ -123,3 +124,15 @@ def test_a_single_space_goes_only_between_two_cjk_characters(parts: list[tuple[s
         for index, (token, gap) in enumerate(parts)
     )
     assert clean_page_text(text) == expected
+
+
+def test_a_text_rebuilt_in_another_order_must_have_the_same_characters() -> None:
+    """A reordering pass (columns, vertical writing, right to left) is taken only when it reads
+    each character once: real pages had a part read twice (a parallel edition's line numbers,
+    a Korean figure's caption)."""
+    stored = "Left one right one\r\nLeft two right two\r\n"
+    assert _same_characters("Left one\r\nLeft two\r\nright one\r\nright two", stored)
+    assert not _same_characters("Left one\r\nLeft two Left two\r\nright one\r\nright two", stored)
+    assert not _same_characters("Left one\r\nright one", stored)
+    long = "word " * 500
+    assert _same_characters(long + "x", long)  # one character in 2,500: within the slack
