@@ -73,6 +73,7 @@ _ABOVE = (-0.35, 0.8)  # of the letter's height: where an accent's bottom may be
 _MARGIN = 0.15  # of the letter's width: an accent's middle is further in than this (a slanted
 # capital's accent sits right of its middle)
 _WORD_GAP = 0.15  # of a letter's height: closer than this to the character before, it is in its word
+_HYPHEN_MARK = 0xFFFE  # PDFium's mark in a word broken across lines: U+0002 in its bounded text
 _PASSED_OVER = 200
 # Accents on a page at most: a page of prose has a few hundred; one of a million (a hostile
 # file) would take minutes here, and is left as PDFium reads it.
@@ -110,6 +111,7 @@ def accents_on_letters(textpage: pdfium.PdfTextPage, text: str) -> str:
         return text
     out = list(text)
     at_place = {at: index for index, at in places.items()}
+    moved: list[tuple[int, int]] = []  # (where the accent was in text, where its letter is)
     for letter, accents in on.items():
         if letter not in places or any(accent not in places for _, accent in accents):
             continue
@@ -118,21 +120,35 @@ def accents_on_letters(textpage: pdfium.PdfTextPage, text: str) -> str:
         below_only = all(chr(codes[accent]) in _BELOW for _, accent in accents)
         out[places[letter]] = (base if below_only else _DOTLESS.get(base, base)) + marks
         for _, accent in accents:
-            at = places[accent]
-            out[at] = ""
-            # the space PDFium put before an accent drawn apart: at a line's end (where it took
-            # the accent), beside another space, or inside a word, before the accent's letter
-            if (
-                at > 0
-                and out[at - 1] == " "
-                and (
-                    at + 1 == len(out)
-                    or out[at + 1] in " \r\n"
-                    or (places[letter] == at + 1 and _touching(boxes, at_place.get(at - 2), letter))
-                )
-            ):
-                out[at - 1] = ""
+            out[places[accent]] = ""
+            moved.append((places[accent], places[letter]))
+    for at, letter_at in sorted(moved):
+        # the space PDFium put before an accent drawn apart: at a line's end (where it took the
+        # accent), beside another space, or inside a word, before the accent's letter
+        if at == 0 or out[at - 1] != " ":
+            continue
+        after = _next_kept(out, at)
+        word = _next_kept(out, at - 1, back=True)
+        if (
+            after is None
+            or out[after][0] in " \r\n"
+            or (
+                after == letter_at
+                and word is not None
+                and _touching(boxes, at_place.get(word), at_place[letter_at])
+            )
+        ):
+            out[at - 1] = ""
     return "".join(out)
+
+
+def _next_kept(out: list[str], at: int, *, back: bool = False) -> int | None:
+    """The next place after (or before) at in out that still holds something."""
+    step = -1 if back else 1
+    at += step
+    while 0 <= at < len(out) and not out[at]:
+        at += step
+    return at if 0 <= at < len(out) else None
 
 
 class _Boxes:
@@ -218,7 +234,8 @@ def _places(codes: list[int], text: str) -> dict[int, int] | None:
     for at, char in enumerate(text):
         if char.isspace():
             continue
-        while index < len(codes) and codes[index] != ord(char):
+        code = _HYPHEN_MARK if char == "\x02" else ord(char)
+        while index < len(codes) and codes[index] != code and codes[index] != ord(char):
             passed += not chr(codes[index]).isspace() if 0 < codes[index] <= 0x10FFFF else 1
             index += 1
         if index == len(codes) or passed > _PASSED_OVER:

@@ -37,19 +37,22 @@ _SPACING = {
     "\u0327": ("\u00b8", True),
     "\u0328": ("\u02db", True),
 }
-ORDERS = ("before", "after", "line-end")
+ORDERS = ("before", "after", "delayed", "line-end")
+_DELAY = 5  # glyphs drawn between a delayed accent and its letter
 
 
 def accented_page(path: Path, lines: tuple[str, ...] = LINES, *, order: str = "before") -> None:
     """Each line drawn a glyph at a time, its accented letters as letter and spacing accent (an i
     under an accent as a dotless i, as TeX draws it). order: where the accent is drawn in the
-    content stream, before its letter, after it, or after the rest of its line."""
+    content stream, before its letter, after it, five glyphs later, or after the rest of its line."""
     font = _unicode_font()
     pdf = canvas.Canvas(str(path), pagesize=letter, pageCompression=1, invariant=1)
     for number, line in enumerate(lines):
         y = 720 - 24 * number
         x = 60.0
         held: list[tuple[float, float, str]] = []  # accents drawn at the line's end
+        delayed: list[tuple[int, tuple[float, float, str]]] = []  # (drawn after this many glyphs, accent)
+        drawn = 0
         for char in line:
             if char == " ":
                 x += pdfmetrics.stringWidth(" ", font, SIZE)
@@ -71,8 +74,15 @@ def accented_page(path: Path, lines: tuple[str, ...] = LINES, *, order: str = "b
             if order == "after":
                 for at in placed:
                     _glyph(pdf, font, *at)
+            if order == "delayed":
+                for due in [item for item in delayed if item[0] <= drawn]:
+                    _glyph(pdf, font, *due[1])
+                    delayed.remove(due)
+                delayed.extend((drawn + _DELAY, at) for at in placed)
+            drawn += 1
             held.extend(placed if order == "line-end" else [])
             x += width
+        held.extend(at for _, at in delayed)
         for at in held:
             _glyph(pdf, font, *at)
     pdf.save()

@@ -76,3 +76,11 @@ def test_a_page_of_more_accents_than_prose_has_is_left_as_pdfium_reads_it(tmp_pa
     text = _read(path)
     assert "\u00e9" not in "".join(text)
     assert "\u00b4" in "".join(text)
+
+
+def test_accents_on_a_page_with_a_word_broken_across_lines(tmp_path: Path) -> None:
+    """PDFium marks a word broken at a line's end with U+0002 in its bounded text and U+FFFE in
+    its characters: the two are the same character when the text is matched to them."""
+    path = tmp_path / "hyphen.pdf"
+    accented_page(path, ("Une expérience scienti-", "fique à l'été, après la fête."))
+    assert _read(path) == ["Une expérience scientifique à l'été, après la fête."]
