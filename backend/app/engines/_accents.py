@@ -74,10 +74,10 @@ _MARGIN = 0.15  # of the letter's width: an accent's middle is further in than t
 # capital's accent sits right of its middle)
 _WORD_GAP = 0.15  # of a letter's height: closer than this to the character before, it is in its word
 _HYPHEN_MARK = 0xFFFE  # PDFium's mark in a word broken across lines: U+0002 in its bounded text
-_PASSED_OVER = 200
+_PASSED_OVER = 200  # characters of PDFium's not in the text (outside the page's box) at most
 # Accents on a page at most: a page of prose has a few hundred; one of a million (a hostile
 # file) would take minutes here, and is left as PDFium reads it.
-_MAX_ACCENTS = 5000  # characters of PDFium's not in the text (outside the page's box) at most
+_MAX_ACCENTS = 5000
 
 _Box = tuple[float, float, float, float]  # left, right, bottom, top
 

@@ -60,7 +60,7 @@ _INK_GAP = 0.1  # and the drawn boxes' gap at least this
 # is not a word gap: its advance was taken back, as Ghostscript writes a small move in a word.
 _TOUCHING = (-0.25, 0.02)
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")  # characters past U+FFFF
-_MADE = frozenset({0x20, 0x0D, 0x0A})
+_MADE = frozenset({0x20, 0x0D, 0x0A})  # what PDFium makes: spaces and line breaks
 # A code listing set in fixed columns a little wider than its font's advances (LaTeX's listings
 # package does so by default): PDFium made a space between every two characters, 0.03 to 0.1 em
 # apart ("@ b o o k { i t k o n e n _ t y p o g r ,"). Such a run is _MIN_PITCHED characters or
@@ -69,7 +69,7 @@ _MADE = frozenset({0x20, 0x0D, 0x0A})
 # fixed step apart, and a calendar's or a table's one-digit cells are far apart.
 _MIN_PITCHED = 4
 _SAME_PITCH = 0.02
-_PITCH_GAP = 0.1  # what PDFium makes: spaces and line breaks
+_PITCH_GAP = 0.1
 _SAME_ROW = 1 / 3  # of a character's height: baselines this close are one row
 _ABUT = 0.15  # of a rectangle's height: neighbours on a row this close (or overlapping) touch
 _MIN_ABUTTING, _ABUTTING_SHARE = 8, 0.2  # sampled neighbours on a row that touch, and their share
