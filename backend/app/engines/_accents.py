@@ -16,9 +16,11 @@ its sides) and which it sits on (the accent's bottom within _ABOVE of the letter
 the letter's top) or under (cedilla and ogonek: its top near the letter's bottom); the nearest
 if several. The accent becomes its combining mark after the letter (NFC composes the two when
 the page is cleaned, app.engines.base), a dotless i or j under it a plain one, and it leaves
-its place, with a space PDFium put before it when the line's end or a space follows, or its
-letter does and that letter touches the character before the space. A spacing accent drawn in
-a cell of its own (a grave in code, an acute for an apostrophe) is over no letter, and stays.
+its place, with a space PDFium put before it when the line's end or a space follows, and one
+before or after it between two letters that touch (PDFium spaced the first two letters of
+"ÉLÉMENTAIRES" from the rest, the accent of its capital drawn after its second). A spacing
+accent drawn in a cell of its own (a grave in code, an acute for an apostrophe) is over no
+letter, and stays.
 The ASCII caret and tilde are not read as accents: code draws them beside letters, and TeX's
 mathematics maps its vector arrow to the tilde.
 
@@ -111,7 +113,7 @@ def accents_on_letters(textpage: pdfium.PdfTextPage, text: str) -> str:
         return text
     out = list(text)
     at_place = {at: index for index, at in places.items()}
-    moved: list[tuple[int, int]] = []  # (where the accent was in text, where its letter is)
+    moved: list[int] = []  # where the accents put on their letters were in text
     for letter, accents in on.items():
         if letter not in places or any(accent not in places for _, accent in accents):
             continue
@@ -121,24 +123,26 @@ def accents_on_letters(textpage: pdfium.PdfTextPage, text: str) -> str:
         out[places[letter]] = (base if below_only else _DOTLESS.get(base, base)) + marks
         for _, accent in accents:
             out[places[accent]] = ""
-            moved.append((places[accent], places[letter]))
-    for at, letter_at in sorted(moved):
-        # the space PDFium put before an accent drawn apart: at a line's end (where it took the
-        # accent), beside another space, or inside a word, before the accent's letter
-        if at == 0 or out[at - 1] != " ":
-            continue
+            moved.append(places[accent])
+    for at in sorted(moved):
+        # the space PDFium put before an accent drawn apart, at a line's end (where it took the
+        # accent) or beside another space; and one before or after it between two letters or
+        # digits that touch (inside a word, where the accent was drawn)
         after = _next_kept(out, at)
-        word = _next_kept(out, at - 1, back=True)
-        if (
-            after is None
-            or out[after][0] in " \r\n"
-            or (
-                after == letter_at
-                and word is not None
-                and _touching(boxes, at_place.get(word), at_place[letter_at])
-            )
-        ):
+        if at > 0 and out[at - 1] == " " and (after is None or out[after][0] in " \r\n"):
             out[at - 1] = ""
+            continue
+        for space in (at - 1, at + 1):
+            if 0 <= space < len(out) and out[space] == " ":
+                left, right = _next_kept(out, space, back=True), _next_kept(out, space)
+                if (
+                    left is not None
+                    and right is not None
+                    and out[left][0].isalnum()
+                    and out[right][0].isalnum()
+                    and _touching(boxes, at_place.get(left), at_place.get(right))
+                ):
+                    out[space] = ""
     return "".join(out)
 
 
@@ -216,10 +220,10 @@ def _nearest_under(
     return found
 
 
-def _touching(boxes: _Boxes, before: int | None, letter: int) -> bool:
-    """Whether the character before (by index) ends where the letter begins: one word."""
+def _touching(boxes: _Boxes, before: int | None, after: int | None) -> bool:
+    """Whether the character before (by index) ends where the one after begins: one word."""
     first = boxes.get(before) if before is not None else None
-    second = boxes.get(letter)
+    second = boxes.get(after) if after is not None else None
     if first is None or second is None:
         return False
     return second[0] - first[1] < _WORD_GAP * (second[3] - second[2])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 from reportlab.lib.pagesizes import letter
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 
 from app.engines._accents import _MAX_ACCENTS, may_have_spacing_accents
@@ -17,6 +18,7 @@ from app.engines.base import clean_page_text
 from app.engines.text_layer import TextLayerEngine
 from tests.corpus.accents import LINES, ORDERS, accented_page
 from tests.corpus.text_layers import _unicode_font
+from tests.corpus.word_gaps import font_page, pdf_string
 
 
 def _read(path: Path) -> list[str]:
@@ -84,3 +86,24 @@ def test_accents_on_a_page_with_a_word_broken_across_lines(tmp_path: Path) -> No
     path = tmp_path / "hyphen.pdf"
     accented_page(path, ("Une expérience scienti-", "fique à l'été, après la fête."))
     assert _read(path) == ["Une expérience scientifique à l'été, après la fête."]
+
+
+def test_a_capital_whose_accent_is_drawn_after_the_next_letter(tmp_path: Path) -> None:
+    """As TeX draws a capital's accent in a heading: "UNE EC", the acute back over the E, then
+    "OLE", in one text object. PDFium keeps that order and puts a space after the accent,
+    between the C and the O, which touch: it is left out with the accent."""
+    size, y, x = 12.0, 700.0, 72.0
+    head = "UNE EC"
+    e_at = x + stringWidth("UNE ", "Helvetica", size)
+    accent_at = e_at + (stringWidth("E", "Helvetica", size) - stringWidth("\u00b4", "Helvetica", size)) / 2
+    content = [
+        "BT",
+        f"/F1 {size} Tf",
+        f"1 0 0 1 {x} {y} Tm {pdf_string(head)} Tj",
+        f"1 0 0 1 {accent_at:.2f} {y + 2.6:.2f} Tm {pdf_string(chr(0xB4))} Tj",
+        f"1 0 0 1 {x + stringWidth(head, 'Helvetica', size):.2f} {y} Tm {pdf_string('OLE')} Tj",
+        "ET",
+    ]
+    path = tmp_path / "heading.pdf"
+    font_page(content, path)
+    assert _read(path) == ["UNE \u00c9COLE"]
