@@ -86,9 +86,9 @@ class AutoEngine:
                 try:
                     page = load_page(document, index, number)
                     try:
-                        read = text_layer_page(page, number)
-                        if read is None and (text := short_text(page, number)):
-                            short[number] = text
+                        read, fallback = _read_layer(page, number)
+                        if fallback is not None:
+                            short[number] = fallback
                     finally:
                         page.close()
                 except (OCRError, MemoryError) as exc:  # the page cannot be read: the others can
@@ -109,23 +109,23 @@ class AutoEngine:
 def text_layer_page(page: pdfium.PdfPage, number: int) -> PageResult | None:
     """The page read from its text layer by the rule above, or None: it needs OCR. (The planner
     asks this of every page of an auto document, app.engines.text_pass.)"""
+    return _read_layer(page, number)[0]
+
+
+def _read_layer(page: pdfium.PdfPage, number: int) -> tuple[PageResult | None, str | None]:
+    """text_layer_page, and for a page it leaves to OCR whose text layer is short but no garbage
+    ("A B C", a page number) that text, with its notes: what the page says if OCR reads nothing
+    on it (rule 4). The page's text is extracted once for both."""
     text = page_text(page, number, annotations=False)
     if _use_text_layer(text, page, number):
-        return PageResult(number, with_annotation_text(text, page), 1.0, "text-layer")
+        return PageResult(number, with_annotation_text(text, page), 1.0, "text-layer"), None
     if is_empty(page) and (notes := with_annotation_text("", page)):
         # nothing drawn for tesseract to read (it answers blank), but notes or fields
-        return PageResult(number, notes, 1.0, "text-layer")
-    return None
-
-
-def short_text(page: pdfium.PdfPage, number: int) -> str | None:
-    """The page's text layer when it is too short for rule 1 but no garbage ("A B C", a page
-    number): what the page says if OCR reads nothing on it. None otherwise."""
-    text = page_text(page, number)
+        return PageResult(number, notes, 1.0, "text-layer"), None
     visible = "".join(text.split())
-    if not visible or not is_short(visible) or garbage_reason(text, visible) is not None:
-        return None
-    return text
+    if visible and is_short(visible) and garbage_reason(text, visible) is None:
+        return None, with_annotation_text(text, page)
+    return None, None
 
 
 def _or_short_text(result: PageResult, text: str | None) -> PageResult:

@@ -160,6 +160,15 @@ def typeset_marks(directory: Path) -> list[Fixture]:
         ("bordered-table", BORDERED_TABLE_LINES, "a table drawn in ASCII"),
         ("math", MATH_LINES, "mathematical signs"),
     )
+    return _unicode_pages(directory, pages)
+
+
+def language_pages(directory: Path) -> list[Fixture]:
+    return _unicode_pages(directory, LANGUAGE_PAGES)
+
+
+def _unicode_pages(directory: Path, pages: tuple[tuple[str, tuple[str, ...], str], ...]) -> list[Fixture]:
+    """A page for each (name, lines, note): the lines in DejaVu Sans at 10 pt."""
     fixtures = []
     for name, lines, note in pages:
         path = directory / f"{name}.pdf"
@@ -167,19 +176,6 @@ def typeset_marks(directory: Path) -> list[Fixture]:
         pdf.setFont(_unicode_font(), 10)
         for at, line in enumerate(lines):
             pdf.drawString(72, 720 - 16 * at, line)
-        pdf.save()
-        fixtures.append(Fixture(name, path, ("\n".join(lines),), note))
-    return fixtures
-
-
-def language_pages(directory: Path) -> list[Fixture]:
-    fixtures = []
-    for name, lines, note in LANGUAGE_PAGES:
-        path = directory / f"{name}.pdf"
-        pdf = _canvas(path)
-        pdf.setFont(_unicode_font(), 11)
-        for at, line in enumerate(lines):
-            pdf.drawString(72, 720 - 18 * at, line)
         pdf.save()
         fixtures.append(Fixture(name, path, ("\n".join(lines),), note))
     return fixtures
