@@ -45,7 +45,7 @@ from app.metrics import ChunkMetrics
 from app.models.limits import WORKER_ID_MAX
 from app.models.ocr_chunk import ChunkLease, ChunkStatus, DocumentOCRChunk
 from app.models.results import ChunkResult
-from app.services.leases import run_while_leased
+from app.services.leases import Fence, run_while_leased
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.page_texts import page_texts
 from app.services.queue import JobQueue
@@ -98,6 +98,7 @@ class _Lease:
 
     token: ChunkLease
     confirmed_at: float = field(default_factory=time.monotonic)  # time.monotonic()
+    fence: Fence = field(default_factory=Fence)  # raised as the completion is sent
 
     def valid_until(self, threshold_seconds: float) -> float:
         """After this, the sweep may have failed the attempt: waiting to record is pointless."""
@@ -384,6 +385,7 @@ class ChunkProcessor:
 
     async def _complete(self, lease: _Lease, stored: StoredObject) -> None:
         token = lease.token
+        lease.fence.raised = True
         try:
             await self._with_database(
                 lambda: self.service.complete_chunk(token, stored.path, stored.sha256),
@@ -433,6 +435,7 @@ class ChunkProcessor:
             interval=self.service.settings.heartbeat_interval_seconds,
             what=f"chunk {lease.token.chunk_id}",
             on_beat=beaten,
+            fence=lease.fence,
         )
 
     async def _record_cancel(self, lease: _Lease, bound: Any, started: float) -> None:

@@ -30,7 +30,7 @@ from app.models.document import Document, DocumentStatus, FinalizeLease
 from app.models.ocr_chunk import DocumentOCRChunk
 from app.models.results import ChunkResult
 from app.services.chunk_processor import ChunkProcessor, InternalError
-from app.services.leases import run_while_leased
+from app.services.leases import Fence, run_while_leased
 from app.services.merge import TextTotal, merge, read_merged, store_merged, verified_chunk_result
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.searchable import searchable_or_why, verifies
@@ -67,12 +67,14 @@ class Finalizer:
         bound = log.bind(document_id=str(document.id), worker_id=lease.worker_id, attempt=lease.attempt)
         started = time.perf_counter()
         bound.info("finalize_started", repair=document.ocr_status is DocumentStatus.COMPLETED)
+        fence = Fence()
         try:
             await run_while_leased(
-                lambda: self._merge(claimed, lease),
+                lambda: self._merge(claimed, lease, fence),
                 heartbeat=lambda: self.service.heartbeat_finalize(lease),
                 interval=self.service.settings.heartbeat_interval_seconds,
                 what=f"the merge of document {document.id}",
+                fence=fence,
             )
         except LeaseLostError:
             bound.warning("finalize_lease_lost", duration_ms=_ms(started))
@@ -83,7 +85,7 @@ class Finalizer:
         bound.info("document_finalized", duration_ms=_ms(started))
         return FinalizeOutcome.COMPLETED
 
-    async def _merge(self, document: Document, lease: FinalizeLease) -> Document:
+    async def _merge(self, document: Document, lease: FinalizeLease, fence: Fence) -> Document:
         chunks = sorted(await self.service.get_chunks_by_document(document.id), key=lambda c: c.page_start)
         total = TextTotal(self.service.settings.max_document_text_chars or None)
         verified = []
@@ -99,6 +101,7 @@ class Finalizer:
             )
         merged = merge(document, chunks, results, self.low_confidence_threshold, searchable, unsearchable)
         stored = await store_merged(self.processor.put_result, document, merged)
+        fence.raised = True
         done = await self.service.complete_finalize(
             lease, stored.path, stored.sha256, len(merged.failed_pages)
         )

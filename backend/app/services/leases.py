@@ -5,17 +5,30 @@ database answers that the lease is gone (the sweep gave it to another attempt),
 the work is cancelled at once and LeaseLostError raised, so nothing more is
 written under a stale token. When the database does not answer at all, the work
 goes on: a later beat may land, and every write the work makes is fenced anyway.
+
+The work ends with a fenced write that ends the lease too (completing the chunk, or the
+merge). A beat in flight as that write commits is refused (the lease it extends is gone
+because the work finished), which is not a lost lease: the work raises its Fence first,
+and from then on the beats stop and a refusal is the write's to judge.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from app.core.errors import LeaseLostError, OCRError
 
 T = TypeVar("T")
+
+
+@dataclass
+class Fence:
+    """Raised by the work just before its last write, the fenced one that ends the lease."""
+
+    raised: bool = False
 
 
 async def run_while_leased(
@@ -25,14 +38,19 @@ async def run_while_leased(
     interval: float,
     what: str,
     on_beat: Callable[[OCRError | None], None] | None = None,
+    fence: Fence | None = None,
 ) -> T:
-    """Run work, calling heartbeat every `interval` seconds; on_beat sees each beat's error (or None)."""
+    """Run work, calling heartbeat every `interval` seconds until the work ends or raises the
+    fence; on_beat sees each beat's error (or None)."""
     task = asyncio.ensure_future(work())
     lost = asyncio.Event()
+    fence = fence or Fence()
 
     async def beat() -> None:
         while not task.done():
             await asyncio.sleep(interval)
+            if fence.raised:
+                return
             try:
                 alive = await heartbeat()
             except OCRError as exc:
@@ -40,8 +58,10 @@ async def run_while_leased(
                     on_beat(exc)
                 continue
             if not alive:
-                lost.set()
-                task.cancel()
+                if not fence.raised:
+                    lost.set()
+                    task.cancel()
+                # else refused because the last write committed first: that write's answer decides
                 return
             if on_beat is not None:
                 on_beat(None)
