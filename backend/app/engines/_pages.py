@@ -27,6 +27,7 @@ from app.engines._page_clock import start_page_clock
 from app.engines._page_content import PageContents
 from app.engines._rtl_order import may_have_rtl, reading_order
 from app.engines._scan_image import ScanPages, scan_image
+from app.engines._tex_ligatures import with_tex_ligatures
 from app.engines._vertical_order import column_order, may_be_vertical
 from app.engines.base import PageResult, PageSource
 from app.engines.errors import PageLostError, PageRenderError, PageTooLargeError, is_page_failure
@@ -169,7 +170,7 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
             raw = _in_reading_order(raw, textpage, None if turned else page.get_bbox(), turn, reread, rects)
             if not turned and may_have_spacing_accents(raw):
                 raw = accents_on_letters(textpage, raw)
-            text = raw.replace("\r\n", "\n").replace("\r", "\n")
+            text = with_tex_ligatures(raw).replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:
             textpage.close()

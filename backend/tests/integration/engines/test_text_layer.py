@@ -105,15 +105,16 @@ def test_a_hyphen_ending_a_line_before_a_capital_or_a_digit_is_kept(
 def test_control_characters_in_a_text_layer_stay_out_of_the_text(
     tmp_path: Path, engine: TextLayerEngine | AutoEngine
 ) -> None:
-    """A form feed in a text layer (TeX symbol fonts map glyphs to it) must not split a page."""
+    """A form feed in a text layer (TeX symbol fonts map glyphs to it) must not split a page.
+    (Between lower-case letters it would be read as TeX's fi ligature: test_tex_ligatures.)"""
     line = "The committee met on a wet Tuesday morning to review the harbour accounts."
     second = "the second page of the document"
     (tmp_path / "ff.pdf").write_bytes(
-        _text_pdf([f"before\x0cafter {line}\x07", "the second page of the document"])
+        _text_pdf([f"BEFORE\x0cAFTER {line}\x07", "the second page of the document"])
     )
     pages = engine.recognize((tmp_path / "ff.pdf").read_bytes(), 1)
     assert [p.text.split() for p in pages] == [
-        ["before", "after", *line.split()],
+        ["BEFORE", "AFTER", *line.split()],
         second.split(),
     ]
     merged = "\f".join(p.text for p in pages)
