@@ -2,11 +2,19 @@
 
 inspect_pdf and split_pdf must agree on both, or the pages counted are not the
 pages cut. A file is read as it is when PDFium opens it and it is whole; a
-file PDFium cannot open, or one that is cut short (no %%EOF at its end: a
-linearized download opens in PDFium from its first-page table even when its
-shared fonts and colour spaces are gone), is rebuilt with pypdf (repair.py),
-which checks what every page draws. A cut-short file pypdf cannot rebuild but
-PDFium opens is still read as PDFium reads it.
+file PDFium cannot open, or one that is cut short (a linearized download opens
+in PDFium from its first-page table even when its shared fonts and colour
+spaces are gone), is rebuilt with pypdf (repair.py), which checks what every
+page draws. A cut-short file pypdf cannot rebuild but PDFium opens is still
+read as PDFium reads it.
+
+Cut short: no %%EOF in the file's last TAIL_WINDOW bytes, or more of the PDF
+after the last one (an object, a cross-reference table, a trailer: the update
+or the rest of a linearized file that was being written or sent). Whatever
+else follows a %%EOF is not the PDF's (zeros a transfer padded the file with,
+an HTML error page a server appended): readers skip it, and so does this, where
+taking it for a cut rebuilt the whole file in memory (2.4 GB for a 390 MB
+scan with 8 KB of zeros after its end).
 
 A page PDFium counts but cannot find (a kid of the page tree that is gone, a
 /Count larger than the pages under it) cannot be copied into a chunk; the
@@ -17,6 +25,7 @@ size lookup that tells is cheap (no content is parsed: 2,000 pages in about
 from __future__ import annotations
 
 import ctypes
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +39,11 @@ from app.pdf.errors import DamagedPdfError
 if TYPE_CHECKING:  # repair.py imports pypdf (slow to import), needed only for a damaged file
     from app.pdf.repair import RepairReport
 
-TAIL_WINDOW = 2048  # %%EOF must be near the end of a complete file
+TAIL_WINDOW = 1 << 20  # the last %%EOF of a complete file is in its last MiB
+_EOF = b"%%EOF"
+# What only a PDF's body has: an object's header, a cross-reference table or stream's keyword
+# (startxref included), a trailer.
+_MORE_PDF = re.compile(rb"\d+\s+\d+\s+obj\b|xref|trailer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +53,18 @@ class Readable:
 
 
 def is_truncated(path: Path) -> bool:
-    """Whether the file was cut short: no %%EOF near its end."""
+    """Whether the file was cut short (see above)."""
     size = path.stat().st_size
     with path.open("rb") as handle:
         handle.seek(max(0, size - TAIL_WINDOW))
-        return b"%%EOF" not in handle.read()
+        return is_cut_short(handle.read())
+
+
+def is_cut_short(tail: bytes) -> bool:
+    """Whether a file whose last TAIL_WINDOW bytes (or fewer) are these was cut short: no %%EOF, or
+    more of the PDF after the last one."""
+    end = tail.rfind(_EOF)
+    return end < 0 or _MORE_PDF.search(tail, end + len(_EOF)) is not None
 
 
 def pdfium_page_count(path: Path) -> int | None:
