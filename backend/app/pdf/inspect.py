@@ -103,7 +103,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
 
     warnings: list[str] = []
     damage: tuple[PageDamage, ...] = ()
-    opened = _open_with_pdfium(path, max_pages)
+    opened = _open_with_pdfium(path, truncated, max_pages)
     if opened is not None:
         _check_page_count(opened.page_count, max_pages)  # before a repair that costs time per page
         if opened.owner_locked:
@@ -162,7 +162,7 @@ def _check_page_count(page_count: int, max_pages: int | None) -> None:
         )
 
 
-def _open_with_pdfium(path: Path, max_pages: int | None = None) -> _Opened | None:
+def _open_with_pdfium(path: Path, truncated: bool, max_pages: int | None = None) -> _Opened | None:
     """Page count as PDFium reads the file, or None when PDFium cannot open it (damaged)."""
     with PDFIUM_LOCK:
         try:
@@ -179,7 +179,7 @@ def _open_with_pdfium(path: Path, max_pages: int | None = None) -> _Opened | Non
             finally:
                 document.close()
     if document is None:
-        encrypted, declared = _second_opinion(path)
+        encrypted, declared = _second_opinion(path, truncated)
         if encrypted:
             raise EncryptedPdfError("the PDF is encrypted; decrypt it first")
         if declared == 0:
@@ -244,29 +244,40 @@ def _missing_damage(path: Path, opened: _Opened) -> tuple[PageDamage, ...]:
     return tuple(PageDamage(number, True, (reasons[number],)) for number in numbers)
 
 
-def _second_opinion(path: Path) -> tuple[bool, int | None]:
-    """(encrypted, declared page count or None) as pypdf reads the file."""
+def _second_opinion(path: Path, truncated: bool) -> tuple[bool, int | None]:
+    """(encrypted, declared page count or None) as pypdf reads the file. One cut short is read as
+    its repair reads it (pypdf alone looks for its %%EOF line by line back through the whole file:
+    40 s for a 350 MB scan), and one too large to repair is not read."""
     from pypdf import PdfReader
 
+    from app.pdf.repair import MAX_REPAIR_BYTES, lenient_reader
+
     try:
+        if truncated:
+            if path.stat().st_size > MAX_REPAIR_BYTES:
+                return False, None
+            reader, no_catalog = lenient_reader(path.read_bytes())
+            return False, None if no_catalog is not None else len(reader.pages)
         with path.open("rb") as handle:
             reader = PdfReader(handle, strict=False)
             if reader.is_encrypted:
                 return True, None
             return False, len(reader.pages)
+    except EncryptedPdfError:
+        return True, None
     except Exception:  # a second opinion only: any failure means "unknown"
         return False, None
 
 
 def _truncation_warning(path: Path, recovered: int) -> str:
     """The file ends early and PDFium rebuilt what it could: say how much that is."""
-    _, declared = _second_opinion(path)
+    _, declared = _second_opinion(path, truncated=True)
     if declared is not None and declared > recovered:
         return (
             f"the file is truncated: {recovered} of {declared} pages recovered, "
             f"pages {_ranges(range(recovered + 1, declared + 1))} are lost"
         )
-    return f"the file is truncated (no %%EOF); {recovered} pages recovered"
+    return f"the file is truncated; {recovered} pages recovered"
 
 
 def _repair_warning(report: RepairReport, truncated: bool) -> str:
