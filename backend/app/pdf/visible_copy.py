@@ -19,7 +19,8 @@ hidden show inside one BT...ET starts where the hidden text started (its width i
 without the font): the words stay, a little to the left. Type 3 glyphs and soft masks are not
 looked into.
 
-A hostile file must not hold a planning for long: a content that decodes to more than
+A hostile file must not hold a planning for long, nor take its memory: a document that lists more
+than MAX_GROUPS groups is not looked into (its groups are not read); a content that decodes to more than
 MAX_CONTENT_BYTES is kept as it is, and so is every content after MAX_PARSED_BYTES of the
 document's; resource dictionaries are read once each, and after MAX_ENTRIES of their entries
 or DEADLINE_SECONDS the copy is given up (the planner reads the file as it is, and says so).
@@ -38,7 +39,7 @@ from pikepdf import Name
 
 from app.core.logging import get_logger
 from app.pdf._content_size import content_size
-from app.pdf.optional_content import HiddenLayers, hidden_layers
+from app.pdf.optional_content import MAX_GROUPS, HiddenLayers, group_count, hidden_layers
 from app.pdf.prior_text import moves_of
 
 log = get_logger(__name__)
@@ -51,6 +52,7 @@ MAX_PARSED_BYTES = 16 << 20
 MIN_CHARGE = 1024  # what each content looked into costs the budget at least
 MAX_ENTRIES = 200_000  # resource dictionary entries read, across the document
 DEADLINE_SECONDS = 20.0
+_LOGGED_NAMES = 20
 _MAX_DEPTH = 100  # forms within forms (PDFium reads text deeper than 32)
 _SHOW = frozenset({"Tj", "TJ", "'", '"'})
 _PAINT_PATH = frozenset({"S", "s", "f", "F", "f*", "B", "B*", "b", "b*"})  # each becomes n
@@ -75,8 +77,14 @@ class Removed:
     kept_too_large: int = 0  # contents over MAX_CONTENT_BYTES or past the budget, kept as they are
     gave_up: bool = False  # the file was too complex to take its layers out
     copied: bool = False  # a copy was written (nothing was, when nothing could be taken out)
+    groups: int = 0  # set when the document lists more than MAX_GROUPS groups: how many (none read)
 
     def warning(self) -> str:
+        if self.groups:
+            return (
+                f"the PDF lists {self.groups:,} layers, more than {MAX_GROUPS:,}: they are not looked"
+                " into, and text a viewer hides may be read"
+            )
         listed = ", ".join(self.layers[:5]) + (", ..." if len(self.layers) > 5 else "")
         named = f" ({listed})" if self.layers else ""
         if self.gave_up:
@@ -98,6 +106,9 @@ def visible_copy(path: Path, target: Path) -> Removed | None:
     started = time.perf_counter()
     try:
         with pikepdf.open(path) as pdf:
+            if (groups := group_count(pdf)) > MAX_GROUPS:
+                log.warning("hidden_layers_kept", path=str(path), reason="too many groups", groups=groups)
+                return Removed((), gave_up=True, groups=groups)
             layers = hidden_layers(pdf)
             if layers is None:
                 return None
@@ -106,7 +117,7 @@ def visible_copy(path: Path, target: Path) -> Removed | None:
                 for page in pdf.pages:
                     rewriter.page(page.obj)
             except _GaveUp as exc:
-                log.warning("hidden_layers_kept", path=str(path), reason=str(exc), layers=list(layers.names))
+                log.warning("hidden_layers_kept", path=str(path), reason=str(exc), **_named(layers.names))
                 return Removed(layers.names, gave_up=True)
             if rewriter.contents == 0 and rewriter.annotations == 0:
                 return (
@@ -120,13 +131,19 @@ def visible_copy(path: Path, target: Path) -> Removed | None:
     log.info(
         "hidden_layers_removed",
         path=str(path),
-        layers=list(layers.names),
+        **_named(layers.names),
         contents=removed.contents,
         annotations=removed.annotations,
         kept_too_large=removed.kept_too_large,
         duration_ms=round((time.perf_counter() - started) * 1000, 1),
     )
     return removed
+
+
+def _named(names: tuple[str, ...]) -> dict[str, object]:
+    """A log event's layers: the first _LOGGED_NAMES names, and how many there are (one event
+    naming every one of 1.5 million layers was a 17 MB line on the terminal)."""
+    return {"layers": list(names[:_LOGGED_NAMES]), "layer_count": len(names)}
 
 
 @dataclass(frozen=True, slots=True)

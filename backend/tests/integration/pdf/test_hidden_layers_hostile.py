@@ -15,6 +15,7 @@ from pathlib import Path
 import pikepdf
 import pypdfium2 as pdfium
 from pikepdf import Array, Dictionary, Name
+from structlog.testing import capture_logs
 
 from app.pdf import visible_copy as module
 from app.pdf.visible_copy import visible_copy
@@ -234,3 +235,41 @@ def rendered(path: Path) -> bytes:
         ["pdftoppm", "-r", "72", "-gray", "-f", "1", "-l", "1", str(path)], capture_output=True, check=True
     )
     return done.stdout
+
+
+def test_a_document_listing_more_groups_than_the_limit_is_not_looked_into(tmp_path: Path) -> None:
+    """Each group read costs the planning process memory (1.5 million took it to 2.2 GB): past
+    MAX_GROUPS the list is counted, not read, and the warning says the layers were not looked into."""
+    doc = LayeredPdf()
+    off = doc.group("Off", on=False)
+    for n in range(module.MAX_GROUPS):
+        doc.group(f"L{n}", on=True)
+    doc.page(line(700, "Page text") + hidden("P0", line(650, "Hidden")), properties={"P0": off})
+    original = doc.save(tmp_path / "groups.pdf")
+
+    removed = visible_copy(original, tmp_path / "visible.pdf")
+
+    assert removed is not None
+    assert (removed.gave_up, removed.copied, removed.groups) == (True, False, module.MAX_GROUPS + 1)
+    assert not (tmp_path / "visible.pdf").exists()
+    assert removed.warning() == (
+        "the PDF lists 10,001 layers, more than 10,000: they are not looked into, and text a viewer hides may be read"
+    )
+
+
+def test_at_the_limit_the_groups_are_read_and_the_log_names_twenty(tmp_path: Path) -> None:
+    """A log event named every hidden layer: one line of 17 MB for 1.5 million of them."""
+    doc = LayeredPdf()
+    groups = [doc.group(f"L{n:05}", on=False) for n in range(module.MAX_GROUPS)]
+    doc.page(line(700, "Page text") + hidden("P0", line(650, "Hidden")), properties={"P0": groups[0]})
+    original = doc.save(tmp_path / "groups.pdf")
+
+    with capture_logs() as logs:
+        removed = visible_copy(original, tmp_path / "visible.pdf")
+
+    assert removed is not None
+    assert removed.copied
+    assert text_of(tmp_path / "visible.pdf") == ["Page", "text"]
+    (event,) = [entry for entry in logs if entry["event"] == "hidden_layers_removed"]
+    assert event["layer_count"] == module.MAX_GROUPS
+    assert event["layers"] == [f"L{n:05}" for n in range(20)]
