@@ -41,7 +41,7 @@ from PIL import Image
 from app.core.errors import OCRError
 from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
-from app.engines._annotations import joined_text, undrawn_field_text
+from app.engines._annotations import annotation_text, joined_text, undrawn_field_text
 from app.engines._denoise import denoised
 from app.engines._orientation import LEVEL, MIN_SKEW, Lines, measure, straighten, turn
 from app.engines._page_clock import paused_page_clock
@@ -254,11 +254,12 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
     try:
         page = load_page(document, index, number)
         try:
-            undrawn = undrawn_field_text(page)
-            if is_empty(page):  # nothing drawn: nothing for tesseract, but a field may hold text
-                if not undrawn and (error := undecodable_content(document, index, number)) is not None:
+            if is_empty(page):  # nothing drawn for tesseract: what its notes and fields show is its text
+                shown = annotation_text(page)
+                if not shown and (error := undecodable_content(document, index, number)) is not None:
                     raise error
-                return PageResult(number, undrawn, 1.0 if undrawn else 0.0, "ocr")
+                return PageResult(number, shown, 1.0 if shown else 0.0, "ocr")
+            undrawn = undrawn_field_text(page)
             dpi = render_dpi(page, number)
             image = page_image(document, page, index, number, dpi)
         finally:

@@ -170,15 +170,26 @@ def test_a_form_over_a_scan_is_ocrd_with_its_answers(tmp_path: Path, cut: bool) 
     assert all(page.text.count(answer[:20]) <= 1 for answer in answers)  # drawn or added, not both
 
 
-def test_a_page_with_nothing_but_a_note_gives_the_note(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cut", [False, True])
+@pytest.mark.parametrize(
+    ("engine", "source"),
+    [(AutoEngine(), "text-layer"), (TesseractEngine(), "ocr")],
+    ids=["auto", "tesseract"],
+)
+def test_a_page_with_nothing_but_a_note_gives_the_note(
+    tmp_path: Path, engine: AutoEngine | TesseractEngine, source: str, cut: bool
+) -> None:
+    """Nothing drawn but notes: the page is not rendered (tesseract would read nothing on it), and
+    its notes are its text; the tesseract engine gave an empty page."""
     path = tmp_path / "note-only.pdf"
     freetext_notes(tmp_path).path.rename(path)
     writer = PdfWriter(clone_from=PdfReader(path))
     writer.pages[0][NameObject("/Contents")] = writer._add_object(_empty_stream())
     with path.open("wb") as handle:
         writer.write(handle)
-    (page,) = AutoEngine().recognize(path.read_bytes(), 1)
-    assert (page.source, page.text.split("\n")) == ("text-layer", list(FREETEXT_NOTES))
+    (data,) = _chunks(path) if cut else (path.read_bytes(),)
+    (page,) = engine.recognize(data, 1)
+    assert (page.source, page.text.split("\n")) == (source, list(FREETEXT_NOTES))
 
 
 def test_hidden_notes_password_fields_and_values_already_on_the_page_are_not_added(tmp_path: Path) -> None:
