@@ -39,7 +39,6 @@ from app.core.logging import get_logger
 from app.pdf._pdfium import PDFIUM_LOCK
 from app.pdf.damage import PageDamage
 from app.pdf.errors import (
-    DamagedPdfError,
     EmptyFileError,
     EncryptedPdfError,
     NoPagesError,
@@ -178,7 +177,7 @@ def _open_with_pdfium(path: Path, truncated: bool, max_pages: int | None = None)
                 attachments, attachment_names = _attachment_names(document)
             finally:
                 document.close()
-    if document is None:
+    if document is None or (count and len(missing) == count):  # PDFium reads none of its pages: repair
         encrypted, declared = _second_opinion(path, truncated)
         if encrypted:
             raise EncryptedPdfError("the PDF is encrypted; decrypt it first")
@@ -189,8 +188,6 @@ def _open_with_pdfium(path: Path, truncated: bool, max_pages: int | None = None)
         return None
     if count == 0:
         raise NoPagesError("the PDF has no pages")
-    if len(missing) == count:
-        raise DamagedPdfError(f"the PDF's page tree is broken: none of its {count} pages can be found")
     return _Opened(count, owner_locked, missing, dynamic_form, attachments, attachment_names)
 
 

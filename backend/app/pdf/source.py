@@ -68,14 +68,16 @@ def is_cut_short(tail: bytes) -> bool:
 
 
 def pdfium_page_count(path: Path) -> int | None:
-    """How many pages PDFium counts in the file, or None when it cannot open it."""
+    """How many pages PDFium counts in the file, or None when it cannot open it or finds none of
+    the pages it counts (a page tree that loops back on itself above them all)."""
     with PDFIUM_LOCK:
         try:
             document = pdfium.PdfDocument(path)
         except pdfium.PdfiumError:
             return None
         try:
-            return len(document)
+            count = len(document)
+            return None if count and len(missing_pages(document)) == count else count
         finally:
             document.close()
 

@@ -54,6 +54,7 @@ def build_all(directory: Path) -> list[DamagedFixture]:
         truncated_page_tree(directory / "truncated-page-tree.pdf"),
         broken_page_tree(directory / "broken-page-tree.pdf"),
         overcounted_page_tree(directory / "overcounted-page-tree.pdf"),
+        looping_page_tree(directory / "looping-page-tree.pdf"),
         unsupported_filter(directory / "unsupported-filter.pdf"),
         page_in_unsupported_filter(directory / "page-in-unsupported-filter.pdf"),
     ]
@@ -188,6 +189,31 @@ def overcounted_page_tree(path: Path, seed: int = 14) -> DamagedFixture:
     path.write_bytes(data)
     expected = (*texts, "")
     return DamagedFixture(Fixture("overcounted-page-tree", path, expected, "/Count 4 over 3 kids"), (4,))
+
+
+def looping_page_tree(path: Path, seed: int = 18) -> DamagedFixture:
+    """Two text pages under a branch of the page tree whose first kid leads back up to it.
+
+    PDFium counts two pages but finds neither (it refused the file: "none of its 2 pages can be
+    found"); pdftotext reads both. The repair walks the tree once: the loop is a lost page where
+    it stands (first), then the two pages in the tree's order.
+    """
+    texts = [_lines(page_text(i, seed, sentences=3)) for i in range(2)]
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 2 >>",
+        3: b"<< /Type /Pages /Parent 2 0 R /Kids [4 0 R 10 0 R] /Count 2 >>",
+        4: b"<< /Type /Pages /Parent 3 0 R /Kids [5 0 R 8 0 R] /Count 1 >>",
+        5: b"<< /Type /Pages /Parent 4 0 R /Kids [3 0 R] /Count 0 >>",
+        6: _helvetica(),
+    }
+    for (page, parent), text in zip(((8, 4), (10, 3)), texts, strict=True):
+        objects[page] = _page(page + 1, b"/Font << /F1 6 0 R >>", parent=parent)
+        objects[page + 1] = stream_object(b"", _text(text, "/F1"), compress=True)
+    data, _ = classic_pdf(objects)
+    path.write_bytes(data)
+    expected = ("", *texts)
+    return DamagedFixture(Fixture("looping-page-tree", path, expected, "a branch loops back up"), (1,))
 
 
 # -- compression nobody decodes ------------------------------------------------------------------
