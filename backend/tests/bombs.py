@@ -10,6 +10,8 @@ zeros (the Adler-32 of n zeros is (n mod 65521) << 16 | 1).
 
 from __future__ import annotations
 
+import base64
+import struct
 import zlib
 from pathlib import Path
 
@@ -162,3 +164,84 @@ def own_pid() -> int:
     import os
 
     return os.getpid()
+
+
+def _one_page(path: Path, page_extra: bytes, content: bytes, more: list[bytes]) -> Path:
+    """One letter page (object 3) drawing content (object 4), with more objects from 5 on."""
+    return _write(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] " + page_extra + b" /Contents 4 0 R >>",
+            content,
+            *more,
+        ],
+    )
+
+
+def chained_filter_bomb_pdf(path: Path, inflated: int, filters: bytes = b"/FlateDecode /FlateDecode") -> Path:
+    """A page whose content stream inflates to `inflated` zeros through a chain of filters: twice
+    FlateDecode (the inner stream deflated again), or ASCII85Decode then FlateDecode."""
+    data = deflated_zeros(inflated)
+    if filters.count(b"/FlateDecode") == 2:
+        data = zlib.compress(data, 9)
+    if filters.startswith(b"/ASCII85Decode"):
+        data = base64.a85encode(data) + b"~>"
+    return _one_page(path, b"", _stream(b"/Filter [%s]" % filters, data), [])
+
+
+def deep_form_bomb_pdf(path: Path, inflated: int, depth: int = 24) -> Path:
+    """A page drawing a form that draws a form ... `depth` forms deep, the last one's content a
+    FlateDecode bomb of `inflated` zeros."""
+    forms = []
+    for level in range(depth):
+        number = 5 + level
+        if level == depth - 1:
+            body = _stream(
+                b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Filter /FlateDecode",
+                deflated_zeros(inflated),
+            )
+        else:
+            body = _stream(
+                b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /F %d 0 R >> >>"
+                % (number + 1),
+                b"/F Do",
+            )
+        forms.append(body)
+    return _one_page(path, b"/Resources << /XObject << /F 5 0 R >> >>", _stream(b"", b"/F Do"), forms)
+
+
+def appearance_bomb_pdf(path: Path, inflated: int) -> Path:
+    """A page with nothing drawn but a square annotation whose appearance's content is a
+    FlateDecode bomb of `inflated` zeros (renders draw annotations)."""
+    return _one_page(
+        path,
+        b"/Annots [5 0 R]",
+        _stream(b"", b""),
+        [
+            b"<< /Type /Annot /Subtype /Square /Rect [72 72 540 720] /AP << /N 6 0 R >> >>",
+            _stream(
+                b"/Type /XObject /Subtype /Form /BBox [0 0 468 648] /Filter /FlateDecode",
+                deflated_zeros(inflated),
+            ),
+        ],
+    )
+
+
+def jpx_size_bomb_pdf(path: Path, side: int = 20_000) -> Path:
+    """A page drawing a JPEG 2000 image whose dictionary says 100 x 100 and whose codestream's SIZ
+    marker says side x side, three components (then nothing a decoder can use)."""
+    siz = struct.pack(">HH4I4IH", 47, 0, side, side, 0, 0, side, side, 0, 0, 3) + b"\x07\x01\x01" * 3
+    codestream = b"\xff\x4f\xff\x51" + siz + b"\xff\x52" + bytes(64)
+    return _one_page(
+        path,
+        b"/Resources << /XObject << /Im 5 0 R >> >>",
+        _stream(b"", b"q 612 0 0 792 0 0 cm /Im Do Q"),
+        [
+            _stream(
+                b"/Type /XObject /Subtype /Image /Width 100 /Height 100 /BitsPerComponent 8 /Filter /JPXDecode",
+                codestream,
+            )
+        ],
+    )

@@ -8,16 +8,20 @@ pool's initializer (pool.py), from the settings:
 
 - Before PDFium loads a page, pypdf walks what the page draws (content
   streams, form XObjects, tiling patterns, Type 3 glyph procedures, embedded
-  font files, images) and adds up their decoded size: FlateDecode streams
-  are inflated 1 MiB at a time and thrown away, never held; images count
-  what their dictionary declares (width x height x components x bits),
-  which is what a renderer must produce whatever the stream holds. A page
-  over MAX_PAGE_DECODED_MB fails its chunk with ResourceLimitError
+  font files, images, annotations' appearances) and adds up their decoded
+  size: FlateDecode streams are inflated 1 MiB at a time and thrown away,
+  never held, through every FlateDecode of a chain (after the ASCII filters
+  before them, which only shrink); images count what their dictionary
+  declares (width x height x components x bits), which is what a renderer
+  must produce whatever the stream holds, and a JPEG 2000 image what its
+  own codestream declares when that is more. A page over
+  MAX_PAGE_DECODED_MB fails its chunk with ResourceLimitError
   (`resource_limit`, permanent), before anything big is allocated.
   Each object is counted once per page, however often the page draws it.
 - RLIMIT_AS (OCR_PROCESS_MEMORY_MB) caps the process's address space, and
   tesseract inherits it: the backstop for what the walk does not see
-  (filters other than FlateDecode, inline images, annotation appearances).
+  (filters other than FlateDecode and the ASCII ones, inline images, forms
+  nested deeper than _MAX_FORM_DEPTH).
   A Python allocation over it is a MemoryError, reported as
   ResourceLimitError; PDFium aborts the process instead, and pool.py
   replaces it (the chunk fails with the retryable `ocr_process_died`).
@@ -28,6 +32,7 @@ from __future__ import annotations
 import io
 import os
 import resource
+import struct
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +45,11 @@ from app.engines.base import PageResult
 
 _MIB = 1 << 20
 _INFLATE_STEP = _MIB  # bytes inflated (then dropped) at a time while counting
+_MAX_FORM_DEPTH = 100  # forms drawing forms (PDFium draws some 40 deep; a bomb hid at 20)
+_FLATE = frozenset({"/FlateDecode", "/Fl"})
+_ASCII = frozenset({"/ASCIIHexDecode", "/AHx", "/ASCII85Decode", "/A85"})
+_JPX_SIZ = b"\xff\x4f\xff\x51"  # a JPEG 2000 codestream's start, then its SIZ marker
+_JPX_HEAD = 1 << 16  # where a JP2 file's codestream starts at the latest (after its header boxes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +164,9 @@ class PageMeter:
             page = self._reader.pages[index]
         except Exception:
             return
-        yield from _drawn_sizes(page, _Counter(self.limit, self._sizes_of), set(), depth=0)
+        counter, seen = _Counter(self.limit, self._sizes_of), set[int]()
+        yield from _drawn_sizes(page, counter, seen, depth=0)
+        yield from _appearance_sizes(page, counter, seen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +191,7 @@ def _drawn_sizes(node: Any, counter: _Counter, seen: set[int], depth: int) -> It
     """Decoded sizes of the streams a page (or a form, pattern or Type 3 font) draws."""
     from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
 
-    if depth > 16:  # forms drawing forms: deeper than any real file; PDFium refuses loops itself
+    if depth > _MAX_FORM_DEPTH:  # deeper than any real file; PDFium refuses loops itself
         return
     contents = _resolve(node.get("/Contents"))
     streams = contents if isinstance(contents, ArrayObject) else [contents] if contents is not None else []
@@ -225,6 +237,30 @@ def _drawn_sizes(node: Any, counter: _Counter, seen: set[int], depth: int) -> It
             yield from _drawn_sizes(font, counter, seen, depth + 1)
 
 
+def _appearance_sizes(page: Any, counter: _Counter, seen: set[int]) -> Iterator[int]:
+    """Decoded sizes of what the page's annotations draw: each one's normal appearance (a form, or
+    one form per state of a check box or a radio button)."""
+    from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
+
+    annotations = _resolve(page.get("/Annots"))
+    if not isinstance(annotations, ArrayObject):
+        return
+    for ref in annotations:
+        annotation = _once(ref, seen)
+        if not isinstance(annotation, DictionaryObject):
+            continue
+        appearances = _resolve(annotation.get("/AP"))
+        if not isinstance(appearances, DictionaryObject):
+            continue
+        normal = appearances.get("/N")
+        states = _resolve(normal)
+        by_state = isinstance(states, DictionaryObject) and not isinstance(states, StreamObject)
+        for form_ref in list(states.values()) if by_state else [normal]:
+            form = _once(form_ref, seen)
+            if isinstance(form, StreamObject):
+                yield from _drawn_sizes(form, counter, seen, depth=1)
+
+
 def _resolve(value: Any) -> Any:
     try:
         return value.get_object() if value is not None and hasattr(value, "get_object") else value
@@ -261,21 +297,57 @@ def _filters(stream: Any) -> list[str]:
 def _stream_size(stream: Any, limit: int) -> int:
     """What the stream decodes to, counted by inflating it piecewise (stops once past limit).
 
-    Filters other than FlateDecode count their encoded length: those are left to the memory limit.
+    A chain of ASCII filters (decoded whole: they only shrink) then one or more FlateDecode is
+    counted through all of them; other filters count their encoded length: those are left to the
+    memory limit.
     """
     raw = getattr(stream, "_data", b"") or b""
-    if _filters(stream) not in (["/FlateDecode"], ["/Fl"]):
+    filters = _filters(stream)
+    ascii_filters = 0
+    while ascii_filters < len(filters) and filters[ascii_filters] in _ASCII:
+        ascii_filters += 1
+    flates = filters[ascii_filters:]
+    if not flates or not _FLATE.issuperset(flates):
         return len(raw)
-    inflater = zlib.decompressobj()
+    data = raw
+    if ascii_filters:
+        from pypdf.filters import ASCII85Decode, ASCIIHexDecode
+
+        try:
+            for name in filters[:ascii_filters]:
+                decoder = ASCII85Decode if name in ("/ASCII85Decode", "/A85") else ASCIIHexDecode
+                data = decoder.decode(data)
+        except Exception:  # pypdf raises several types on bad input: PDFium decodes what it can
+            return len(raw)
     total = 0
-    pending = raw
-    try:
-        while pending and total <= limit:
-            total += len(inflater.decompress(pending, _INFLATE_STEP))
-            pending = inflater.unconsumed_tail
-    except zlib.error:
-        pass  # a damaged stream decodes to what came before the damage (PDFium does the same)
+    for piece in _inflated(data, len(flates)):
+        total += len(piece)
+        if total > limit:
+            break
     return total
+
+
+def _inflated(data: bytes, times: int) -> Iterator[bytes]:
+    """data through `times` FlateDecode filters in a row, in pieces of at most _INFLATE_STEP: each
+    filter holds one piece of its input and one of its output, however much the chain makes."""
+    pieces: Iterator[bytes] = iter((data,))
+    for _ in range(times):
+        pieces = _inflate(pieces)
+    return pieces
+
+
+def _inflate(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    inflater = zlib.decompressobj()
+    try:
+        for piece in pieces:
+            pending = piece
+            while pending and not inflater.eof:
+                out = inflater.decompress(pending, _INFLATE_STEP)
+                pending = inflater.unconsumed_tail
+                if out:
+                    yield out
+    except zlib.error:
+        return  # a damaged stream decodes to what came before the damage (PDFium does the same)
 
 
 _COMPONENTS = {
@@ -296,7 +368,29 @@ _COMPONENTS = {
 
 
 def _image_size(image: Any) -> int:
-    """What the image decodes to by its own dictionary: the renderer's work, whatever its stream holds."""
+    """What the image decodes to by its own dictionary: the renderer's work, whatever its stream
+    holds; for a JPEG 2000 image, by its codestream when that says more (the decoder works at the
+    codestream's size: one whose dictionary said 100 x 100 took its process to 2 GB)."""
+    declared = _declared_image_size(image)
+    if "/JPXDecode" in _filters(image):
+        return max(declared, _codestream_size(getattr(image, "_data", b"") or b""))
+    return declared
+
+
+def _codestream_size(data: bytes) -> int:
+    """width x height x components of a JPEG 2000 codestream (raw, or in a JP2 file's first
+    _JPX_HEAD bytes) by its SIZ marker, a byte a sample; 0 when none is found."""
+    at = data.find(_JPX_SIZ, 0, _JPX_HEAD)
+    siz = data[at + len(_JPX_SIZ) : at + len(_JPX_SIZ) + 38] if at >= 0 else b""
+    if len(siz) < 38:
+        return 0
+    # Lsiz, Rsiz (2 bytes each), Xsiz, Ysiz, XOsiz, YOsiz, four tile sizes (4 each), Csiz (2)
+    width, height, left, top = (int(value) for value in struct.unpack(">4I", siz[4:20]))
+    components = int.from_bytes(siz[36:38], "big")
+    return max(0, width - left) * max(0, height - top) * components
+
+
+def _declared_image_size(image: Any) -> int:
     try:
         width = int(_resolve(image.get("/Width", 0)))
         height = int(_resolve(image.get("/Height", 0)))

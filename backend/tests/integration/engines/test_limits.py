@@ -15,10 +15,14 @@ from app.engines.errors import OcrProcessDiedError
 from app.engines.pool import make_ocr_pool, recognize_in_process, stop_ocr_pool
 from app.pdf.samples import make_born_digital_pdf
 from tests.bombs import (
+    appearance_bomb_pdf,
     big_page_pdf,
+    chained_filter_bomb_pdf,
     content_bomb_pdf,
+    deep_form_bomb_pdf,
     deflated_zeros,
     image_bomb_pdf,
+    jpx_size_bomb_pdf,
     own_pid,
     process_memory_mib,
 )
@@ -59,6 +63,56 @@ def test_bombs_are_failed_pages_with_resource_limit_before_they_are_decoded(
         assert pool.submit(process_memory_mib).result(timeout=60)["VmHWM"] < 300
         pages, _ = pool.submit(recognize_in_process, "tesseract", scan_2p.data, 1).result(timeout=120)
         assert [p.page_number for p in pages] == [1, 2]
+        assert all(p.text for p in pages)
+        assert pool.replaced == 0
+    finally:
+        stop_ocr_pool(pool)
+
+
+@pytest.mark.timeout(300)
+def test_bombs_behind_filter_chains_deep_forms_appearances_and_codestreams_are_measured(
+    tmp_path: Path, scan_2p: Sample
+) -> None:
+    """What the walk did not count went to PDFium, which decoded it up to the process's memory
+    limit (2 GB each): a content deflated twice, or in ASCII85 then deflated; a bomb in the 24th
+    form down; one in an annotation's appearance; a JPEG 2000 image whose dictionary says 100 x 100
+    and whose codestream says 20,000 x 20,000."""
+    inflated = 256 * MIB
+    bombs = {
+        "flate twice": chained_filter_bomb_pdf(tmp_path / "twice.pdf", inflated),
+        "ascii85 flate": chained_filter_bomb_pdf(
+            tmp_path / "a85.pdf", inflated, b"/ASCII85Decode /FlateDecode"
+        ),
+        "form 24 deep": deep_form_bomb_pdf(tmp_path / "deep.pdf", inflated),
+        "appearance": appearance_bomb_pdf(tmp_path / "appearance.pdf", inflated),
+        "jpx": jpx_size_bomb_pdf(tmp_path / "jpx.pdf"),
+    }
+    small = {  # the same shapes well under the limit: read as before (blank pages of zeros)
+        "flate twice": chained_filter_bomb_pdf(tmp_path / "twice-small.pdf", 4 * MIB),
+        "ascii85 flate": chained_filter_bomb_pdf(
+            tmp_path / "a85-small.pdf", 4 * MIB, b"/ASCII85Decode /FlateDecode"
+        ),
+        "form 24 deep": deep_form_bomb_pdf(tmp_path / "deep-small.pdf", 4 * MIB),
+        "appearance": appearance_bomb_pdf(tmp_path / "appearance-small.pdf", 4 * MIB),
+        "jpx": jpx_size_bomb_pdf(tmp_path / "jpx-small.pdf", side=1000),
+    }
+    pool = make_ocr_pool(1, Limits(page_decoded_bytes=128 * MIB, address_space_bytes=2048 * MIB))
+    try:
+        for name, path in bombs.items():
+            for engine in ("tesseract", "auto"):
+                (page,), _ = pool.submit(recognize_in_process, engine, path.read_bytes(), 1).result(
+                    timeout=120
+                )
+                assert page.error is not None, (name, engine)
+                assert page.error.code == "resource_limit", (name, engine, page.error)
+                assert "page 1 decodes to more than 128 MiB" in page.error.message
+        for name, path in small.items():
+            (page,), _ = pool.submit(recognize_in_process, "tesseract", path.read_bytes(), 1).result(
+                timeout=120
+            )
+            assert page.error is None, (name, page.error)
+        assert pool.submit(process_memory_mib).result(timeout=60)["VmHWM"] < 400
+        pages, _ = pool.submit(recognize_in_process, "tesseract", scan_2p.data, 1).result(timeout=120)
         assert all(p.text for p in pages)
         assert pool.replaced == 0
     finally:
