@@ -162,7 +162,8 @@ def _check_page_count(page_count: int, max_pages: int | None) -> None:
 
 
 def _open_with_pdfium(path: Path, truncated: bool, max_pages: int | None = None) -> _Opened | None:
-    """Page count as PDFium reads the file, or None when PDFium cannot open it (damaged)."""
+    """Page count as PDFium reads the file, or None when PDFium cannot open it or finds none of the
+    pages it counts (damaged: the file is repaired)."""
     with PDFIUM_LOCK:
         try:
             document = pdfium.PdfDocument(path)
