@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -39,6 +40,9 @@ if TYPE_CHECKING:  # a TypedDict python-multipart declares for type checkers onl
 
 FIELD_LIMIT = 4096  # bytes of one text field
 FIELDS_LIMIT = 16  # text fields in one form
+# The slowest average an upload body may arrive at once past its first UPLOAD_IDLE_SECONDS: 200 MiB
+# in under four hours (128 kbit/s).
+MIN_BYTES_PER_SECOND = 16 * 1024
 
 
 class MalformedUploadError(InvalidInputError):
@@ -107,13 +111,13 @@ async def receive_pdf(
     """Stream the request's PDF into dest. on_field sees each text field of a form as soon as it
     has arrived (the legacy route checks its matterId there, before the file when it comes first).
     A body from which nothing arrives for idle_seconds is UploadStalledError."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit + FIELDS_LIMIT * FIELD_LIMIT:
+    body_limit = limit + FIELDS_LIMIT * FIELD_LIMIT
+    if _declared_over(request.headers.get("content-length"), body_limit):
         raise PayloadTooLargeError(f"the upload is larger than the {limit} byte limit")
     kind, params = parse_options_header(request.headers.get("content-type"))
     with dest.open("wb") as out:
         sink = _Sink(out, limit)
-        blocks = body_blocks(request, idle_seconds)
+        blocks = _at_most(body_blocks(request, idle_seconds), body_limit)
         if kind == b"multipart/form-data":
             return await _receive_form(blocks, sink, dest, params.get(b"boundary"), on_field)
         if kind in (b"application/pdf", b"application/octet-stream"):
@@ -127,13 +131,19 @@ async def receive_pdf(
 OPTIONS_LIMIT = FIELDS_LIMIT * FIELD_LIMIT  # bytes of a body of options only (no file)
 
 
+def _declared_over(declared: str | None, limit: int) -> bool:
+    """Whether a Content-Length says more than limit (a number too long to convert says more)."""
+    if declared is None or not (declared.isascii() and declared.isdigit()):
+        return False
+    return len(declared) > len(str(limit)) or int(declared) > limit
+
+
 async def receive_options(request: Request, allowed: set[str], *, idle_seconds: float) -> dict[str, str]:
     """The options of a request that carries no file (query parameters, then a small url-encoded
     or multipart form, or no body): read after the route's dependencies (the token, the caller's
     rights), at most OPTIONS_LIMIT bytes of it. A body of another kind, or a name not in allowed,
     is MalformedUploadError: an option the caller meant must not be ignored."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > OPTIONS_LIMIT:
+    if _declared_over(request.headers.get("content-length"), OPTIONS_LIMIT):
         raise PayloadTooLargeError(f"a body of options is at most {OPTIONS_LIMIT} bytes")
     body = bytearray()
     async for block in body_blocks(request, idle_seconds):
@@ -178,7 +188,8 @@ def chunk_pages_option(value: str | None) -> int | None:
     """The chunkPages option: None (by size) when not given, else a whole number from 1 to 1000."""
     if value is None or value == "":
         return None
-    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 1000:
+    # At most 4 digits before int(): Python refuses to convert over 4,300 (a 500 for 4,301)
+    if not (value.isascii() and value.isdigit() and len(value) <= 4) or not 1 <= int(value) <= 1000:
         raise MalformedUploadError("chunkPages: must be a whole number from 1 to 1000")
     return int(value)
 
@@ -199,8 +210,12 @@ class _Sink:
 
 async def body_blocks(request: Request, idle_seconds: float) -> AsyncIterator[bytes]:
     """The request's body as it arrives; UploadStalledError when nothing comes for idle_seconds,
-    IncompleteUploadError when the client hangs up."""
+    or when, after its first idle_seconds, it has come slower than MIN_BYTES_PER_SECOND on average
+    (a byte a second is never silent for long, and held an upload slot for as long as the client
+    liked: four such bodies kept every other upload out); IncompleteUploadError when the client
+    hangs up."""
     stream = request.stream().__aiter__()
+    started, received = time.monotonic(), 0
     while True:
         try:
             block = await asyncio.wait_for(stream.__anext__(), idle_seconds)
@@ -210,6 +225,25 @@ async def body_blocks(request: Request, idle_seconds: float) -> AsyncIterator[by
             raise UploadStalledError(f"nothing of the body arrived for {idle_seconds:g} s") from None
         except ClientDisconnect:
             raise IncompleteUploadError("the client closed the connection before the body ended") from None
+        received += len(block)
+        elapsed = time.monotonic() - started
+        if elapsed > idle_seconds and received < MIN_BYTES_PER_SECOND * elapsed:
+            raise UploadStalledError(
+                f"the body arrived at {received / elapsed:,.0f} bytes/s, under the "
+                f"{MIN_BYTES_PER_SECOND:,} an upload must keep"
+            )
+        yield block
+
+
+async def _at_most(blocks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes]:
+    """blocks, until more than limit bytes have come: PayloadTooLargeError (the body as a whole,
+    the file's form fields and whatever follows the form's end included, where only the file
+    was counted: a chunked form of 300 MiB of fields was read to its end)."""
+    received = 0
+    async for block in blocks:
+        received += len(block)
+        if received > limit:
+            raise PayloadTooLargeError(f"the upload is larger than the {limit} byte limit")
         yield block
 
 

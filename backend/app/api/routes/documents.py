@@ -10,10 +10,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Request, Response, status
 from fastapi.responses import FileResponse, RedirectResponse
-from starlette.background import BackgroundTask
 
 from app.api.deps import AccessibleDocument, ActableDocument, CurrentUser, DocumentsDep, SettingsDep
 from app.api.schemas import ChunkView, ProgressView, ResultView, RetryView, StartedView
+from app.api.scratch_file import ScratchFileResponse
 from app.api.uploads import chunk_pages_option, receive_options
 
 router = APIRouter(prefix="/documents", tags=["documents"])
@@ -129,10 +129,10 @@ async def result_pdf(document: AccessibleDocument, documents: DocumentsDep) -> R
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
-    return FileResponse(
+    return ScratchFileResponse(
         scratch / "result.pdf",
+        scratch=scratch,
         media_type="application/pdf",
         filename=f"{Path(document.filename).stem}.ocr.pdf",
         headers=headers,
-        background=BackgroundTask(shutil.rmtree, scratch, ignore_errors=True),
     )

@@ -84,8 +84,14 @@ async def test_the_start_route_refuses_before_it_reads_the_body(
             422,
             "invalid_input",
         ),
+        (
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            b"chunkPages=" + b"1" * 4_301,  # Python will not convert it: a 500
+            422,
+            "invalid_input",
+        ),
     ],
-    ids=["json", "unknown field", "superscript two", "too large", "broken multipart"],
+    ids=["json", "unknown field", "superscript two", "too large", "broken multipart", "4,301 digits"],
 )
 async def test_the_start_route_refuses_what_it_cannot_use(
     client: httpx.AsyncClient,
@@ -258,3 +264,68 @@ async def test_a_client_that_hangs_up_mid_upload_is_an_incomplete_upload(
     body = json.loads(b"".join(bytes(m.get("body", b"")) for m in sent[1:]))  # type: ignore[arg-type]
     assert body["error"]["code"] == "upload_incomplete"
     assert app.state.upload_slots.in_use == 0
+
+
+async def _trickling(head: bytes) -> AsyncIterator[bytes]:
+    yield head
+    for _ in range(40):  # 10 bytes every 0.05 s: never silent for the idle limit, and 200 bytes/s
+        await asyncio.sleep(0.05)
+        yield b"0" * 10
+
+
+async def test_an_upload_that_trickles_is_stalled_and_gives_its_slot_back(
+    impatient: tuple[FastAPI, httpx.AsyncClient],
+    member: tuple[UUID, UUID],  # noqa: F811
+) -> None:
+    """A byte a second never went silent for UPLOAD_IDLE_SECONDS: four such uploads held every
+    slot for as long as their clients liked."""
+    app, client = impatient
+    matter, user = member
+    response = await client.post(
+        f"/matters/{matter}/documents",
+        headers=bearer(user) | {"Content-Type": "multipart/form-data; boundary=zz"},
+        content=_trickling(_upload_head("zz")),
+    )
+    message = assert_error(response, 408, "upload_stalled")
+    assert "an upload must keep" in message
+    assert app.state.upload_slots.in_use == 0
+
+
+async def _form_then(document: bytes, extra: bytes, *, before_file: bool) -> AsyncIterator[bytes]:
+    """A multipart upload of the document, sent chunked, with about `extra` bytes of small fields (one
+    name again and again) before the file, or of anything after the form's closing boundary (its
+    epilogue, which a parser skips)."""
+    if before_file:
+        field = b'--zz\r\nContent-Disposition: form-data; name="engine"\r\n\r\ntesseract\r\n'
+        for _ in range(0, len(extra), BLOCK):
+            yield field * (BLOCK // len(field))
+    yield b'--zz\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\n'
+    yield b"Content-Type: application/pdf\r\n\r\n" + document + b"\r\n--zz--\r\n"
+    if not before_file:
+        for start in range(0, len(extra), BLOCK):
+            yield extra[start : start + BLOCK]
+
+
+@pytest.mark.parametrize("before_file", [True, False], ids=["in a field", "after the form"])
+async def test_a_chunked_form_past_the_limit_outside_its_file_is_413(
+    api_settings: Settings,
+    pool: object,
+    member: tuple[UUID, UUID],  # noqa: F811
+    pdf: Path,  # noqa: F811
+    before_file: bool,
+) -> None:
+    """Only the file's bytes were counted: a chunked body (no Content-Length to refuse first)
+    could carry any amount besides it, read to its end (300 MiB after the form: 201)."""
+    limit = 1024 * 1024
+    document = await asyncio.to_thread(pdf.read_bytes)
+    app = create_app(api_settings.model_copy(update={"max_upload_bytes": limit}))
+    matter, user = member
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://api.test") as client:
+            response = await client.post(
+                f"/matters/{matter}/documents",
+                headers=bearer(user) | {"Content-Type": "multipart/form-data; boundary=zz"},
+                content=_form_then(document, b"x" * (2 * limit), before_file=before_file),
+            )
+    assert_error(response, 413, "file_too_large")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from uuid import UUID
 
@@ -122,3 +123,29 @@ async def test_a_rebuilt_merged_result_names_a_searchable_pdf_again(
     after = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
     assert after.status_code == 200
     assert after.content == before.content  # the same graft of the same verified inputs
+
+
+async def test_a_refused_range_leaves_no_copy_of_the_result_behind(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The file is sent from a scratch copy; a Range Starlette refuses (400, 416) skipped the
+    response's clean-up, so each such request left a whole copy on the API's disk."""
+    matter, user = member
+    make_mixed_pdf(tmp_path / "letter.pdf", "sd", seed=62)
+    document_id = await completed(client, runtime, arq_redis, user, matter, tmp_path / "letter.pdf")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    url = f"/documents/{document_id}/ocr/result.pdf"
+    statuses = [
+        (await client.get(url, headers=bearer(user) | {"Range": value})).status_code
+        for value in ("bytes=999999999-", "bytes=5-1", "items=0-1", "bytes=0-99", "bytes=0-9,20-29")
+    ]
+    assert statuses == [416, 400, 400, 206, 206]
+    assert (await client.get(url, headers=bearer(user))).status_code == 200
+    assert list(scratch.iterdir()) == []
