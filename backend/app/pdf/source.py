@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # repair.py imports pypdf (slow to import), needed only for a
     from app.pdf.repair import RepairReport
 
 TAIL_WINDOW = 1 << 20  # the last %%EOF of a complete file is in its last MiB
+_NEAR_END = 4096
 _EOF = b"%%EOF"
 # What only a PDF's body has: an object's header, a cross-reference table or stream's keyword
 # (startxref included), a trailer.
@@ -56,8 +57,12 @@ def is_truncated(path: Path) -> bool:
     """Whether the file was cut short (see above)."""
     size = path.stat().st_size
     with path.open("rb") as handle:
-        handle.seek(max(0, size - TAIL_WINDOW))
-        return is_cut_short(handle.read())
+        for window in (_NEAR_END, TAIL_WINDOW):  # the end of almost every file is in its last 4 KiB
+            handle.seek(max(0, size - window))
+            tail = handle.read()
+            if _EOF in tail or window >= size:
+                break
+        return is_cut_short(tail)
 
 
 def is_cut_short(tail: bytes) -> bool:
@@ -77,7 +82,7 @@ def pdfium_page_count(path: Path) -> int | None:
             return None
         try:
             count = len(document)
-            return None if count and len(missing_pages(document)) == count else count
+            return count if count == 0 or _finds_a_page(document, count) else None
         finally:
             document.close()
 
@@ -99,6 +104,14 @@ def readable_source(path: Path, scratch: Path) -> Readable:
     if pdfium_page_count(repaired) != report.page_count:
         raise DamagedPdfError("the PDF is damaged beyond repair: the rebuilt file does not open")
     return Readable(repaired, report)
+
+
+def _finds_a_page(document: pdfium.PdfDocument, count: int) -> bool:
+    """Whether PDFium finds any of the document's pages (the first, in any real file)."""
+    size = pdfium_c.FS_SIZEF()
+    return any(
+        pdfium_c.FPDF_GetPageSizeByIndexF(document.raw, index, ctypes.byref(size)) for index in range(count)
+    )
 
 
 def missing_pages(document: pdfium.PdfDocument, first: int = 0, stop: int | None = None) -> list[int]:
