@@ -119,10 +119,13 @@ async def searchable_pdf_of(
     """Where the document's searchable PDF is and its checksum, from its verified merged result."""
     merged = await document_result(service, store, queue, document)
     if merged.searchable_pdf is None:
+        read = [p for p in merged.pages if p.source == "ocr" and p.error is None]
         if merged.searchable_pdf_error:
             why = merged.searchable_pdf_error
-        elif any(p.source == "ocr" and p.error is None for p in merged.pages):
+        elif any(p.text.strip() for p in read):
             why = "SEARCHABLE_PDF was off when it was merged"
+        elif read:  # blank scans, or an engine that reads nothing: no word to lay over them
+            why = "OCR found no words on the pages it read"
         else:
             why = "no page of it needed OCR"
         raise NoSearchablePdfError(f"document {document.id} has no searchable PDF: {why}")

@@ -119,7 +119,8 @@ async def result_pdf(document: AccessibleDocument, documents: DocumentsDep) -> R
     file that went missing or stopped verifying is grafted again.
     """
     stored = await documents.searchable_pdf(document)
-    headers = {"X-Checksum-SHA256": stored.sha256}
+    # a document's pages and text, as the JSON result: no shared or kept copy (nor of the link to it)
+    headers = {"X-Checksum-SHA256": stored.sha256, "Cache-Control": "private, no-store"}
     url = await documents.signed_url(stored, SIGNED_URL_SECONDS)
     if url is not None:
         return RedirectResponse(url, status_code=status.HTTP_307_TEMPORARY_REDIRECT, headers=headers)

@@ -54,6 +54,7 @@ async def test_result_pdf_streams_the_verified_searchable_pdf(
     assert response.content.startswith(b"%PDF-")
     assert response.headers["x-checksum-sha256"] == sha256_hex(response.content)
     assert 'filename="letter.ocr.pdf"' in response.headers["content-disposition"]
+    assert response.headers["cache-control"] == "private, no-store"  # as the JSON result: no proxy keeps it
 
     # a stranger learns nothing; no token is 401
     stranger = await make_user(pool, await make_matter(pool, "B"))
@@ -87,6 +88,27 @@ async def test_a_document_with_nothing_to_ocr_has_no_result_pdf(
     response = await client.get(f"/documents/{document_id}/ocr/result.pdf", headers=bearer(user))
     assert (response.status_code, response.json()["error"]["code"]) == (404, "no_searchable_pdf")
     assert "no page of it needed OCR" in response.json()["error"]["message"]
+
+
+async def test_a_document_ocr_found_no_words_on_says_so(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+) -> None:
+    """Its pages were OCR'd (by the null engine, which reads nothing): no word to lay over them. It
+    said SEARCHABLE_PDF was off."""
+    matter, user = member
+    make_mixed_pdf(tmp_path / "scan.pdf", "s", seed=64)
+    created = await upload(client, user, matter, tmp_path / "scan.pdf", engine="null")
+    assert created.status_code == 201, created.text
+    await burst_worker(arq_redis, runtime).main()
+    response = await client.get(
+        f"/documents/{created.json()['document']['id']}/ocr/result.pdf", headers=bearer(user)
+    )
+    assert (response.status_code, response.json()["error"]["code"]) == (404, "no_searchable_pdf")
+    assert "OCR found no words on the pages it read" in response.json()["error"]["message"]
 
 
 async def test_result_pdf_before_completion_is_409(
