@@ -67,8 +67,8 @@ def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
 async def handle_ocr_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, OCRError)
     status = status_for(exc)
-    if status >= 500:
-        log.error(
+    if status >= 500:  # a retryable one (an outage, uploads shed under load) is expected: a warning
+        (log.warning if exc.retryable else log.error)(
             "request_failed",
             path=request.url.path,
             error_code=exc.code,

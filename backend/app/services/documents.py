@@ -105,8 +105,9 @@ class Documents:
         chunks then wait in the database until a worker that can run them takes them.
         """
         if name not in available_engines():
+            shown = name if len(name) <= 40 else name[:40] + "..."  # an error echoes no payload
             raise EngineNotOfferedError(
-                f"unknown OCR engine {name!r}; choose one of {', '.join(available_engines())}"
+                f"unknown OCR engine {shown!r}; choose one of {', '.join(available_engines())}"
             )
         try:
             offered = await self.queue.engine_offered(name)

@@ -21,6 +21,7 @@ import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
+from structlog.testing import capture_logs
 
 from app.core.config import Settings
 from app.main import create_app
@@ -329,3 +330,29 @@ async def test_a_chunked_form_past_the_limit_outside_its_file_is_413(
                 content=_form_then(document, b"x" * (2 * limit), before_file=before_file),
             )
     assert_error(response, 413, "file_too_large")
+
+
+async def test_an_engine_that_is_not_one_is_not_echoed_back_whole(
+    client: httpx.AsyncClient,
+    member: tuple[UUID, UUID],  # noqa: F811
+    pdf: Path,  # noqa: F811
+) -> None:
+    matter, user = member
+    response = await upload(client, user, matter, pdf, engine="e" * 4000)
+    message = assert_error(response, 422, "engine_unavailable")
+    assert len(message) < 200
+
+
+async def test_uploads_shed_under_load_are_logged_as_warnings_not_errors(
+    impatient: tuple[FastAPI, httpx.AsyncClient],
+    member: tuple[UUID, UUID],  # noqa: F811
+    pdf: Path,  # noqa: F811
+) -> None:
+    """A 503 the client is told to retry is the API working as meant: every one was an error."""
+    app, client = impatient
+    matter, user = member
+    slots = app.state.upload_slots
+    with slots.taken_by(user), slots.taken_by(user), slots.taken_by(user), capture_logs() as logs:
+        assert_error(await upload(client, user, matter, pdf), 503, "too_many_uploads")
+    (event,) = [entry for entry in logs if entry["event"] == "request_failed"]
+    assert (event["log_level"], event["error_code"]) == ("warning", "too_many_uploads")
