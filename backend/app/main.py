@@ -35,6 +35,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Chunked, crash-safe OCR of large PDFs for Supabase backends",
         version="0.1.0",
         lifespan=lifespan,
+        # No redirect to the path with or without its trailing slash: Starlette builds that URL
+        # from the request's Host header, so a forged Host came back as the Location. 404 instead.
+        redirect_slashes=False,
     )
     install_error_handlers(app)
     app.include_router(uploads.router)

@@ -1,4 +1,5 @@
-"""Supabase JWT bearer auth: signature, expiry and audience; the user is the token's `sub`.
+"""Supabase JWT bearer auth: signature, expiry, audience and (when SUPABASE_JWT_ISSUER is set)
+issuer; the user is the token's `sub`.
 
 HS256 tokens are checked with SUPABASE_JWT_SECRET; when SUPABASE_JWKS_URL is
 set, asymmetric tokens (RS256/ES256, the project's signing keys) are checked
@@ -47,18 +48,22 @@ def user_from_token(token: str, settings: Settings) -> UUID:
         key = signing_key.key
     else:
         raise AuthError(f"tokens signed with {algorithm!r} are not accepted")
+    required = ["exp", "sub", "aud"] + (["iss"] if settings.supabase_jwt_issuer else [])
     try:
         claims = jwt.decode(
             token,
             key,  # type: ignore[arg-type]
             algorithms=[algorithm],
             audience=settings.supabase_jwt_audience,
-            options={"require": ["exp", "sub", "aud"]},
+            issuer=settings.supabase_jwt_issuer or None,
+            options={"require": required},
         )
     except jwt.ExpiredSignatureError:
         raise AuthError("the token has expired") from None
     except jwt.InvalidAudienceError:
         raise AuthError("the token is for another audience") from None
+    except jwt.InvalidIssuerError:
+        raise AuthError("the token is from another issuer") from None
     except jwt.PyJWTError as exc:
         raise AuthError(f"invalid token: {exc}") from None
     except (TypeError, ValueError):  # what a key of the wrong kind raises, deep in cryptography

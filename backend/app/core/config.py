@@ -139,6 +139,8 @@ class Settings(BaseSettings):
     upload_idle_seconds: Annotated[float, Field(gt=0, le=3600)] = 30.0  # no byte for this long: 408
     supabase_jwt_audience: str = "authenticated"
     supabase_jwks_url: str | None = None  # asymmetric JWT signing keys; HS256 with the secret otherwise
+    # The tokens' `iss`, e.g. https://<ref>.supabase.co/auth/v1; unset: not checked.
+    supabase_jwt_issuer: str | None = None
     auth_disabled: bool = False  # development only: every request is AUTH_DEV_USER_ID
     auth_dev_user_id: UUID | None = None
 

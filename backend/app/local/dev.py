@@ -91,5 +91,7 @@ async def create_dev_user(
         "iat": now,
         "exp": now + lifetime,
     }
+    if settings.supabase_jwt_issuer:
+        claims["iss"] = settings.supabase_jwt_issuer
     token = jwt.encode(claims, settings.supabase_jwt_secret.get_secret_value(), algorithm="HS256")
     return DevUser(user_id, email, matter_id, matter_name, role, token, lifetime)

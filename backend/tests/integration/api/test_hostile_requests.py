@@ -345,3 +345,19 @@ async def test_an_engine_that_is_not_one_is_not_echoed_back_whole(
     response = await upload(client, user, matter, pdf, engine="e" * 4000)
     message = assert_error(response, 422, "engine_unavailable")
     assert len(message) < 200
+
+
+@pytest.mark.parametrize("path", ["/healthz/", "/documents/{id}/ocr/progress/", "/matters/{id}/documents/"])
+async def test_a_forged_host_is_never_sent_back_as_a_redirect(
+    client: httpx.AsyncClient,
+    member: tuple[UUID, UUID],  # noqa: F811
+    path: str,
+) -> None:
+    matter, user = member
+    response = await client.request(
+        "POST" if path.startswith("/matters") else "GET",
+        path.format(id=matter),
+        headers={"Host": "attacker.example"} | bearer(user),
+    )
+    assert "location" not in response.headers
+    assert_error(response, 404, "not_found")

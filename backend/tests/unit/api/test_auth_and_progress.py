@@ -72,6 +72,19 @@ def test_hs256_with_the_project_secret() -> None:
         user_from_token(jwt.encode(claims(), "s" * 40, algorithm="HS256"), load_settings())  # no secret set
 
 
+def test_the_issuer_is_checked_when_one_is_set() -> None:
+    issuer = "https://abcdefghijklmnop.supabase.co/auth/v1"
+    settings = load_settings(supabase_jwt_secret=SecretStr("s" * 40), supabase_jwt_issuer=issuer)
+    assert user_from_token(jwt.encode(claims(iss=issuer), "s" * 40, algorithm="HS256"), settings) == USER
+    other_project = jwt.encode(claims(iss="https://qrstuvwxyzabcdef.supabase.co/auth/v1"), "s" * 40, "HS256")
+    with pytest.raises(AuthError, match="another issuer"):
+        user_from_token(other_project, settings)
+    with pytest.raises(AuthError, match="iss"):
+        user_from_token(jwt.encode(claims(), "s" * 40, algorithm="HS256"), settings)  # no iss at all
+    unchecked = load_settings(supabase_jwt_secret=SecretStr("s" * 40))
+    assert user_from_token(other_project, unchecked) == USER  # unset: any issuer, as before
+
+
 def test_asymmetric_keys_from_jwks(jwks_server: tuple[str, rsa.RSAPrivateKey]) -> None:
     url, key = jwks_server
     settings = load_settings(supabase_jwks_url=url)
