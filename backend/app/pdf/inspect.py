@@ -70,6 +70,13 @@ class PdfInfo:
     may_have_text: bool = True  # False: no page can have a text layer (no font is named anywhere)
     may_hide_layers: bool = False  # True: the file names optional content (app.pdf.object_scan)
     objects: int = 0  # the objects the file holds, as its bytes say (app.pdf.object_scan)
+    # The file the pages are read and cut from: `path`, or its repaired copy when inspect_pdf was
+    # given a directory to keep one in (split_pdf then reads it as it is, not repairing again).
+    readable: Path | None = None
+
+    @property
+    def pages_file(self) -> Path:
+        return self.readable or self.path
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +89,12 @@ class _Opened:
     attachment_names: tuple[str, ...] = ()  # the first few's
 
 
-def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
-    """Validate path as a PDF we can OCR; raise a PdfError subclass naming what is wrong."""
+def inspect_pdf(path: Path, *, max_pages: int | None = None, keep_repair_in: Path | None = None) -> PdfInfo:
+    """Validate path as a PDF we can OCR; raise a PdfError subclass naming what is wrong.
+
+    A damaged file is rebuilt to count its pages; with keep_repair_in (a directory the caller
+    removes) the rebuilt copy stays there as PdfInfo.readable, for the cut to read instead of
+    rebuilding the file a second time (seconds and ~4x its size in memory for a large scan)."""
     started = time.perf_counter()
     try:
         size = path.stat().st_size
@@ -110,14 +121,15 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
                 "the PDF is encrypted with an owner password only; its pages are read without one"
             )
         warnings += _unread_content_warnings(opened)
-    report = _repair(path) if opened is None or truncated else None
+    readable: Path | None = None
+    report = None
+    if opened is None or truncated:
+        readable, report = _repair(path, keep_repair_in)
     if report is not None:
         page_count = report.page_count
         _check_page_count(page_count, max_pages)
         damage = report.damage
-        warnings.append(_repair_warning(report, truncated))
-        # info, not warning: the warning itself travels in PdfInfo.warnings, for the caller to show once
-        log.info("pdf_repaired", path=str(path), pages=page_count, lost_pages=list(report.lost_pages))
+        warnings.append(_repair_warning(report, truncated))  # repair_pdf logged it (pdf_repaired)
     else:
         assert opened is not None  # _repair raised, or returned None only for a file PDFium opens
         page_count = opened.page_count
@@ -140,6 +152,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None) -> PdfInfo:
         objects.may_have_text,
         objects.may_hide_layers,
         objects.objects,
+        readable if report is not None else None,
     )
     log.debug(
         "pdf_inspected",
@@ -230,10 +243,14 @@ def _unread_content_warnings(opened: _Opened) -> list[str]:
     return said
 
 
-def _repair(path: Path) -> RepairReport | None:
-    """Rebuild the file in a scratch directory as split_pdf will; None when it is read as it is."""
+def _repair(path: Path, keep_in: Path | None) -> tuple[Path | None, RepairReport | None]:
+    """Rebuild the file as split_pdf would: the copy kept in keep_in (None without it) and the
+    report; no report when the file is read as it is."""
+    if keep_in is not None:
+        readable = readable_source(path, keep_in)
+        return readable.path, readable.report
     with tempfile.TemporaryDirectory(prefix="chunk-ocr-repair-") as scratch:
-        return readable_source(path, Path(scratch)).report
+        return None, readable_source(path, Path(scratch)).report
 
 
 def _missing_damage(path: Path, opened: _Opened) -> tuple[PageDamage, ...]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +81,7 @@ def is_truncated(data: bytes) -> bool:
 
 def repair_pdf(source: Path, target: Path, *, check_seconds: float = CHECK_SECONDS) -> RepairReport:
     """Write a clean copy of source to target; raise DamagedPdfError if no page can be saved."""
+    started = time.perf_counter()
     if source.stat().st_size > MAX_REPAIR_BYTES:
         raise DamagedPdfError(
             f"the PDF is damaged and larger than {MAX_REPAIR_BYTES // 2**20} MiB; repair it first (e.g. qpdf)"
@@ -116,7 +118,16 @@ def repair_pdf(source: Path, target: Path, *, check_seconds: float = CHECK_SECON
         for number, verdict in enumerate(verdicts, start=1)
         if verdict.lost is not None or verdict.notes
     )
-    return RepairReport(len(slots), damage, in_file_order)
+    report = RepairReport(len(slots), damage, in_file_order)
+    # info, not warning: the warning itself travels in PdfInfo.warnings, for the caller to show once
+    log.info(
+        "pdf_repaired",
+        path=str(source),
+        pages=report.page_count,
+        lost_pages=list(report.lost_pages),
+        duration_ms=round((time.perf_counter() - started) * 1000, 1),
+    )
+    return report
 
 
 def _slots(

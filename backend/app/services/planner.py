@@ -87,58 +87,60 @@ async def start_document(
     pages read at planning are read (None: workers read every page).
     """
     started = time.perf_counter()
-    info = await _inspect(service, pdf_path)  # bad input raises here, before any write
-    document_id = uuid.uuid4()
-    uploaded: list[str] = []
-    document: Document | None = None
-    try:
-        source = str(pdf_path)
-        # The searchable PDF is grafted on the original at finalize, so it is kept whenever that is on.
-        if keep_source or service.settings.searchable_pdf:
-            # streamed: an upload of MAX_UPLOAD_BYTES is never held whole in the API's memory
-            source_object = source_pdf_path(matter_id, document_id)
-            stored_source = await store.put_file(source_object, pdf_path, "application/pdf")
-            uploaded.append(stored_source.path)
-            source = stored_source.path
-        ranges = []
-        if plan:
-            with tempfile.TemporaryDirectory(prefix="chunk-ocr-visible-") as scratch:
-                readable, info = await _visible(pdf_path, info, Path(scratch))
+    # A damaged file's repair (inspect_pdf) and a copy without hidden layers are kept here for the cut.
+    with tempfile.TemporaryDirectory(prefix="chunk-ocr-plan-") as workdir:
+        scratch = Path(workdir)
+        info = await _inspect(service, pdf_path, scratch)  # bad input raises here, before any write
+        document_id = uuid.uuid4()
+        uploaded: list[str] = []
+        document: Document | None = None
+        try:
+            source = str(pdf_path)
+            # The searchable PDF is grafted on the original at finalize, so it is kept whenever that is on.
+            if keep_source or service.settings.searchable_pdf:
+                # streamed: an upload of MAX_UPLOAD_BYTES is never held whole in the API's memory
+                source_object = source_pdf_path(matter_id, document_id)
+                stored_source = await store.put_file(source_object, pdf_path, "application/pdf")
+                uploaded.append(stored_source.path)
+                source = stored_source.path
+            ranges = []
+            if plan:
+                readable, info = await _visible(info, scratch)
                 read = await _read(reader, engine, readable, info)
                 target = _Target(matter_id, document_id, engine, language)
                 ranges = await _cut_and_upload(
                     store, readable, target, info, read, chunk_pages, workers, uploaded, reader
                 )
-        document = await service.create_document(
-            DocumentCreate(
-                id=document_id,
-                matter_id=matter_id,
-                filename=filename or pdf_path.name,
-                source_path=source,
-                page_count=info.page_count,
-                file_sha256=info.sha256,
-                engine=engine,
-                language=language,
+            document = await service.create_document(
+                DocumentCreate(
+                    id=document_id,
+                    matter_id=matter_id,
+                    filename=filename or pdf_path.name,
+                    source_path=source,
+                    page_count=info.page_count,
+                    file_sha256=info.sha256,
+                    engine=engine,
+                    language=language,
+                )
             )
+            chunks = await service.start_document(document.id, ranges) if plan else []
+        except BaseException:
+            await _undo(service, store, document, uploaded)
+            raise
+        if plan:
+            await _queue_or_merge(service, store, queue, document, chunks)
+        log.info(
+            "document_started" if plan else "document_registered",
+            document_id=str(document_id),
+            matter_id=str(matter_id),
+            pages=info.page_count,
+            chunks=len(chunks),
+            read_at_planning=sum(c.status is ChunkStatus.COMPLETED for c in chunks),
+            engine=engine,
+            language=language,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
-        chunks = await service.start_document(document.id, ranges) if plan else []
-    except BaseException:
-        await _undo(service, store, document, uploaded)
-        raise
-    if plan:
-        await _queue_or_merge(service, store, queue, document, chunks)
-    log.info(
-        "document_started" if plan else "document_registered",
-        document_id=str(document_id),
-        matter_id=str(matter_id),
-        pages=info.page_count,
-        chunks=len(chunks),
-        read_at_planning=sum(c.status is ChunkStatus.COMPLETED for c in chunks),
-        engine=engine,
-        language=language,
-        duration_ms=round((time.perf_counter() - started) * 1000, 1),
-    )
-    return StartedDocument(document, chunks, info)
+        return StartedDocument(document, chunks, info)
 
 
 async def plan_document(
@@ -167,9 +169,9 @@ async def plan_document(
         pdf_path = Path(tmp) / "source.pdf"
         # streamed to disk and verified: a 200 MiB source is never held in memory
         await get_verified_file(store, document.source_path, document.file_sha256, pdf_path)
-        info = await _inspect(service, pdf_path)
+        info = await _inspect(service, pdf_path, Path(tmp))
         try:
-            readable, info = await _visible(pdf_path, info, Path(tmp))
+            readable, info = await _visible(info, Path(tmp))
             read = await _read(reader, document.engine, readable, info)
             target = _Target(document.matter_id, document.id, document.engine, document.language)
             ranges = await _cut_and_upload(
@@ -184,15 +186,19 @@ async def plan_document(
     return StartedDocument(document, chunks, info)
 
 
-async def _inspect(service: OCRChunkService, pdf_path: Path) -> PdfInfo:
-    """inspect_pdf in a worker thread, refusing more pages than MAX_PAGES_PER_DOCUMENT."""
-    return await asyncio.to_thread(inspect_pdf, pdf_path, max_pages=service.settings.max_pages_per_document)
+async def _inspect(service: OCRChunkService, pdf_path: Path, scratch: Path) -> PdfInfo:
+    """inspect_pdf in a worker thread, refusing more pages than MAX_PAGES_PER_DOCUMENT; a damaged
+    file's repaired copy is kept in scratch, for the cut (it is not rebuilt a second time)."""
+    return await asyncio.to_thread(
+        inspect_pdf, pdf_path, max_pages=service.settings.max_pages_per_document, keep_repair_in=scratch
+    )
 
 
-async def _visible(pdf_path: Path, info: PdfInfo, scratch: Path) -> tuple[Path, PdfInfo]:
-    """The file to read and cut the pages from: pdf_path, or for a file whose default
-    configuration hides layers a copy in scratch without them (app.pdf.visible_copy), with a
-    warning saying so. A damaged file is read as its repair reads it."""
+async def _visible(info: PdfInfo, scratch: Path) -> tuple[Path, PdfInfo]:
+    """The file to read and cut the pages from: the file inspected (or its repaired copy), or for
+    a file whose default configuration hides layers a copy in scratch without them
+    (app.pdf.visible_copy), with a warning saying so. A damaged file is read as its repair reads it."""
+    pdf_path = info.pages_file
     if not info.may_hide_layers or info.damage or info.lost_pages:
         return pdf_path, info
     from app.pdf.visible_copy import visible_copy  # pikepdf: for a file with layers only

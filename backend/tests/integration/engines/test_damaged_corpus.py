@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from app.core.errors import OCRError
 from app.engines.auto import AutoEngine
@@ -27,10 +28,15 @@ def test_every_kept_page_is_read_and_every_lost_page_is_failed(tmp_path: Path) -
                 inspect_pdf(fixture.path)
             assert refused.value.code == case.error_code, fixture.name
             continue
-        info = inspect_pdf(fixture.path)
+        kept = tmp_path / f"{fixture.name}-repair"
+        kept.mkdir()
+        with capture_logs() as logs:  # as planning does: the repaired copy inspect made is cut
+            info = inspect_pdf(fixture.path, keep_repair_in=kept)
+            ((_, chunk),) = list(split_pdf(info.pages_file, [PageRange(0, 1, info.page_count)]))
+        repairs = [entry for entry in logs if entry["event"] == "pdf_repaired"]
+        assert len(repairs) == (info.readable is not None), fixture.name  # never rebuilt twice
         assert info.page_count == len(fixture.expected), fixture.name
         assert info.lost_pages == case.lost_pages, fixture.name
-        ((_, chunk),) = list(split_pdf(fixture.path, [PageRange(0, 1, info.page_count)]))
         pages = engine.recognize(chunk, 1)
         for page, expected in zip(pages, fixture.expected, strict=True):
             where = (fixture.name, page.page_number)

@@ -135,7 +135,7 @@ async def test_a_planner_that_dies_before_merging_leaves_the_merge_to_the_sweep(
     here up to that statement, as a planner killed right after it would have."""
     pdf = tmp_path / "born.pdf"
     texts = make_born_digital_pdf(pdf, pages=10, seed=8)
-    info = await planner._inspect(runtime.service, pdf)
+    info = await planner._inspect(runtime.service, pdf, tmp_path)
     document = await runtime.service.create_document(
         DocumentCreate(
             matter_id=matter_id,

@@ -17,6 +17,7 @@ from uuid import UUID
 import pikepdf
 import pypdfium2 as pdfium
 from arq.connections import ArqRedis
+from structlog.testing import capture_logs
 
 from app.models.document import Document, DocumentStatus
 from app.models.results import ChunkResult, MergedResult
@@ -232,7 +233,10 @@ async def test_a_truncated_original_is_made_searchable_on_its_repaired_chunks(
     source = tmp_path / "truncated.pdf"
     make_scanned_pdf(source, pages=4, seed=12)
     source.write_bytes(source.read_bytes()[: int(source.stat().st_size * 0.7)])
-    started = await ocr(runtime, arq_redis, source, matter_id)
+    with capture_logs() as logs:
+        started = await ocr(runtime, arq_redis, source, matter_id)
+    # rebuilt once, when inspected: the cut reads that copy (it rebuilt the file a second time)
+    assert [entry["event"] for entry in logs].count("pdf_repaired") == 1
     _, merged = await merged_of(runtime, started.document.id)
     read = [p.page_number for p in merged.pages if p.text.strip()]
     assert read  # the pages kept were read
