@@ -47,7 +47,13 @@ from app.pdf.errors import (
     TooManyPagesError,
 )
 from app.pdf.object_scan import scan_objects
-from app.pdf.source import is_truncated, missing_page_reasons, missing_pages, readable_source
+from app.pdf.source import (
+    is_truncated,
+    missing_page_reasons,
+    missing_pages,
+    readable_source,
+    without_trailing_bytes,
+)
 
 if TYPE_CHECKING:  # repair.py imports pypdf (slow to import), needed only for a damaged file
     from app.pdf.repair import RepairReport
@@ -70,8 +76,9 @@ class PdfInfo:
     may_have_text: bool = True  # False: no page can have a text layer (no font is named anywhere)
     may_hide_layers: bool = False  # True: the file names optional content (app.pdf.object_scan)
     objects: int = 0  # the objects the file holds, as its bytes say (app.pdf.object_scan)
-    # The file the pages are read and cut from: `path`, or its repaired copy when inspect_pdf was
-    # given a directory to keep one in (split_pdf then reads it as it is, not repairing again).
+    # The file the pages are read and cut from: `path`, or, when inspect_pdf was given a directory
+    # to keep one in, its repaired copy or a copy without the bytes after its end (split_pdf then
+    # reads it as it is, not repairing or copying again).
     readable: Path | None = None
 
     @property
@@ -94,7 +101,8 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None, keep_repair_in: Pat
 
     A damaged file is rebuilt to count its pages; with keep_repair_in (a directory the caller
     removes) the rebuilt copy stays there as PdfInfo.readable, for the cut to read instead of
-    rebuilding the file a second time (seconds and ~4x its size in memory for a large scan)."""
+    rebuilding the file a second time (seconds and ~4x its size in memory for a large scan), and
+    so does a copy without what follows the file's end, when PDFium would parse it at each open."""
     started = time.perf_counter()
     try:
         size = path.stat().st_size
@@ -110,10 +118,12 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None, keep_repair_in: Pat
         raise NotAPdfError(f"not a PDF (no %PDF- header in its first {_HEADER_WINDOW} bytes)")
     truncated = is_truncated(path)
     objects = scan_objects(path)  # a decompression bomb in its object streams is refused before it is opened
+    # what PDFium reads: without the bytes after the file's end, which it parses at every open
+    pages_file = path if keep_repair_in is None else without_trailing_bytes(path, keep_repair_in)
 
     warnings: list[str] = []
     damage: tuple[PageDamage, ...] = ()
-    opened = _open_with_pdfium(path, truncated, max_pages)
+    opened = _open_with_pdfium(pages_file, truncated, max_pages)
     if opened is not None:
         _check_page_count(opened.page_count, max_pages)  # before a repair that costs time per page
         if opened.owner_locked:
@@ -121,7 +131,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None, keep_repair_in: Pat
                 "the PDF is encrypted with an owner password only; its pages are read without one"
             )
         warnings += _unread_content_warnings(opened)
-    readable: Path | None = None
+    readable = pages_file if pages_file != path else None
     report = None
     if opened is None or truncated:
         readable, report = _repair(path, keep_repair_in)
@@ -152,7 +162,7 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None, keep_repair_in: Pat
         objects.may_have_text,
         objects.may_hide_layers,
         objects.objects,
-        readable if report is not None else None,
+        readable,
     )
     log.debug(
         "pdf_inspected",

@@ -43,7 +43,7 @@ from app.pdf.errors import DamagedPdfError, EncryptedPdfError, UnsupportedCompre
 from app.pdf.lost import LETTER, LOST_PAGE_KEY
 from app.pdf.page_check import DrawingCheck, PageVerdict
 from app.pdf.page_tree import Locator, PageSlot, page_slots, scanned_page_slots
-from app.pdf.source import TAIL_WINDOW, is_cut_short
+from app.pdf.source import is_cut_short
 from app.pdf.streams import resolve
 from app.pdf.verify import CHECK_SECONDS, undrawable_pages
 
@@ -76,7 +76,7 @@ class RepairReport:
 
 def is_truncated(data: bytes) -> bool:
     """Whether a file with this content was cut short (app.pdf.source.is_truncated)."""
-    return is_cut_short(data[-TAIL_WINDOW:])
+    return is_cut_short(data)
 
 
 def repair_pdf(source: Path, target: Path, *, check_seconds: float = CHECK_SECONDS) -> RepairReport:

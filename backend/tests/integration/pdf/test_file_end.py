@@ -14,7 +14,7 @@ import pytest
 from app.pdf.inspect import inspect_pdf
 from app.pdf.repair import _highest_object_number, repair_pdf
 from app.pdf.samples import make_born_digital_pdf
-from app.pdf.source import TAIL_WINDOW, is_cut_short, is_truncated, readable_source
+from app.pdf.source import is_cut_short, is_truncated, readable_source
 
 HTML = (
     b"\r\n<!DOCTYPE html><html><head><title>502</title></head><body><object data='x'></object>"
@@ -53,10 +53,28 @@ def test_what_follows_a_complete_file_is_skipped_and_the_file_read_as_it_is(
     info = inspect_pdf(padded)
     assert info.page_count == 6
     assert info.warnings == ()
-    source = readable_source(padded, tmp_path)
-    assert source.path == padded  # no rebuilt copy
-    assert source.report is None
+    assert info.readable is None  # no directory to keep a copy in: PDFium reads the file itself
     assert _page_words(padded) == [text.split() for text in texts]
+    # Planning reads the PDF without what follows it, which PDFium would parse at every open.
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    planned = inspect_pdf(padded, keep_repair_in=kept)
+    assert planned.warnings == ()
+    assert planned.readable is not None
+    assert planned.readable.read_bytes().rstrip() == whole.read_bytes().rstrip()
+    source = readable_source(padded, tmp_path)
+    assert source.report is None  # no rebuild: a copy of the file's own bytes
+    assert source.path.read_bytes() == planned.readable.read_bytes()
+    assert _page_words(source.path) == [text.split() for text in texts]
+
+
+def test_a_few_bytes_after_the_end_are_left_where_they_are(tmp_path: Path) -> None:
+    """PDFium finds the file's end past 2 KiB of them: no copy is made."""
+    padded = tmp_path / "padded.pdf"
+    make_born_digital_pdf(padded, pages=2, seed=2)
+    padded.write_bytes(padded.read_bytes() + b"\0" * 2000)
+    assert inspect_pdf(padded, keep_repair_in=tmp_path).readable is None
+    assert readable_source(padded, tmp_path).path == padded
 
 
 def test_an_update_cut_short_after_a_complete_revision_is_a_cut(tmp_path: Path) -> None:
@@ -112,11 +130,19 @@ def test_cut_short_is_no_eof_or_more_pdf_after_the_last(tail: bytes, cut: bool) 
     assert is_cut_short(tail) is cut
 
 
-def test_an_eof_before_the_last_mebibyte_is_not_looked_for(tmp_path: Path) -> None:
+def test_an_eof_however_far_from_the_end_is_found(tmp_path: Path) -> None:
+    """Megabytes of junk after a complete file (a transfer that appended another file's bytes) are
+    skipped too: the file was rebuilt, and warned truncated, past 1 MiB of them."""
     path = tmp_path / "far.pdf"
-    make_born_digital_pdf(path, pages=2, seed=1)
-    path.write_bytes(path.read_bytes() + b"\0" * TAIL_WINDOW)
-    assert is_truncated(path)
+    texts = make_born_digital_pdf(path, pages=2, seed=1)
+    path.write_bytes(path.read_bytes() + b"\0" * (3 << 20) + random.Random(9).randbytes(3 << 20))
+    assert not is_truncated(path)
+    info = inspect_pdf(path)
+    assert info.warnings == ()
+    assert _page_words(path) == [text.split() for text in texts]
+    cut = tmp_path / "cut.pdf"  # and the same junk after a file cut short is no end either
+    cut.write_bytes(path.read_bytes()[: path.read_bytes().rfind(b"%%EOF") - 40] + b"\0" * (3 << 20))
+    assert is_truncated(cut)
 
 
 @pytest.mark.parametrize(
