@@ -47,6 +47,8 @@ from typing import Any
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from app.engines._page_chars import bounded_text
+
 _HIDDEN = pdfium_c.FPDF_ANNOT_FLAG_HIDDEN | pdfium_c.FPDF_ANNOT_FLAG_NOVIEW
 _CHOICES = (pdfium_c.FPDF_FORMFIELD_COMBOBOX, pdfium_c.FPDF_FORMFIELD_LISTBOX)
 _TOGGLES = (pdfium_c.FPDF_FORMFIELD_CHECKBOX, pdfium_c.FPDF_FORMFIELD_RADIOBUTTON)
@@ -91,7 +93,7 @@ def annotation_text(
                 left, top, right, bottom = _rect(annotation)
                 if textpage is None:
                     textpage = own_textpage = page.get_textpage()
-                if _already_there(value, textpage.get_text_bounded(left, bottom, right, top)):
+                if _already_there(value, bounded_text(textpage, (left, bottom, right, top))):
                     continue
                 found.append((-round(top), left, value))
             finally:

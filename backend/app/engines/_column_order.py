@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from app.engines._page_chars import Bounds, RectReader, TextRect
+from app.engines._page_chars import Bounds, RectReader, TextRect, bounded_text
 
 Reader = Callable[[Bounds], str]  # the text inside bounds (left, bottom, right, top)
 
@@ -118,7 +118,7 @@ def column_text(textpage: pdfium.PdfTextPage, bounds: Bounds, read: Reader | Non
 
 
 def _bounded(textpage: pdfium.PdfTextPage) -> Reader:
-    return lambda part: str(textpage.get_text_bounded(*part))
+    return lambda part: bounded_text(textpage, part)
 
 
 def _jumps(a: TextRect, b: TextRect, height: float) -> bool:

@@ -23,6 +23,24 @@ _LEVEL = 0.05  # radians (about 3 degrees) from level
 WORD_GAP = 0.15
 
 
+def bounded_text(textpage: pdfium.PdfTextPage, bounds: Bounds | None = None) -> str:
+    """The text inside bounds (left, bottom, right, top; None: the page's box), as pypdfium2's
+    get_text_bounded, but whole. PDFium's first call counts characters, not the UTF-16 units
+    it writes: each character past U+FFFF (mathematical italic letters, emoji) takes two, so a
+    buffer of that count lost the page's last characters, one per such character ("4 Copy"
+    where the page ends "4 Copyright (c) 2022 by ASME")."""
+    left, bottom, right, top = bounds if bounds is not None else textpage.page.get_bbox()
+    args = (textpage.raw, left, top, right, bottom)
+    count = pdfium_c.FPDFText_GetBoundedText(*args, None, 0)
+    if count <= 0:
+        return ""
+    room = 2 * count + 1  # every character two units at most, and a terminator
+    buffer = (ctypes.c_ushort * room)()
+    written = pdfium_c.FPDFText_GetBoundedText(*args, buffer, room)
+    units = bytes(memoryview(buffer).cast("B")[: 2 * max(0, min(written, room))])
+    return units.decode("utf-16-le", errors="ignore").rstrip("\0")
+
+
 @dataclass(slots=True)
 class PageChar:
     text: str  # the character, with the combining marks that follow it

@@ -22,7 +22,7 @@ from app.engines._column_order import Reader, column_text, may_have_columns
 from app.engines._glued_text import drawn_in_touching_pieces, may_be_glued, unglued_text
 from app.engines._letter_spacing import may_be_letter_spaced
 from app.engines._limits import PageMeter, current_limits, memory_error
-from app.engines._page_chars import Bounds, level_text, rect_count
+from app.engines._page_chars import Bounds, bounded_text, level_text, rect_count
 from app.engines._page_clock import start_page_clock
 from app.engines._page_content import PageContents
 from app.engines._rtl_order import may_have_rtl, reading_order
@@ -162,7 +162,7 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
                 textpage = _textpage_unturned(page)
                 turn = 0
             turned = turn % 180
-            raw = str(textpage.get_text_range() if turned else textpage.get_text_bounded())
+            raw = str(textpage.get_text_range()) if turned else bounded_text(textpage)
             reread, rects = None, 0
             if not turned:
                 rects = rect_count(textpage)  # for the glued-words and the columns tests alike
