@@ -27,7 +27,7 @@ from app.engines._page_clock import start_page_clock
 from app.engines._page_content import PageContents
 from app.engines._rtl_order import may_have_rtl, reading_order
 from app.engines._scan_image import ScanPages, scan_image
-from app.engines._tex_ligatures import with_tex_ligatures
+from app.engines._tex_ligatures import code_decisions, has_codes, with_tex_ligatures
 from app.engines._vertical_order import column_order, may_be_vertical
 from app.engines.base import PageResult, PageSource
 from app.engines.errors import PageLostError, PageRenderError, PageTooLargeError, is_page_failure
@@ -170,7 +170,8 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
             raw = _in_reading_order(raw, textpage, None if turned else page.get_bbox(), turn, reread, rects)
             if not turned and may_have_spacing_accents(raw):
                 raw = accents_on_letters(textpage, raw)
-            text = with_tex_ligatures(raw).replace("\r\n", "\n").replace("\r", "\n")
+            decisions = code_decisions(textpage, _glyph_names(page)) if has_codes(raw) else None
+            text = with_tex_ligatures(raw, decisions).replace("\r\n", "\n").replace("\r", "\n")
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:
             textpage.close()
@@ -196,6 +197,23 @@ def _unglued(
         if rebuilt.respaced:
             return rebuilt.text, reread
     return text, None
+
+
+def _glyph_names(page: pdfium.PdfPage) -> dict[str, dict[int, str]]:
+    """The glyph names of the fonts of the page's document, where it is one read here (a chunk
+    opened by open_pdf, a file the text pass reads in glyph_names_of)."""
+    contents = _contents.get(id(page.pdf))
+    return contents.glyph_names() if contents is not None else {}
+
+
+@contextmanager
+def glyph_names_of(document: pdfium.PdfDocument, contents: PageContents) -> Iterator[None]:
+    """While open: the document's fonts' glyph names are read from contents (its own file)."""
+    _contents[id(document)] = contents
+    try:
+        yield
+    finally:
+        _contents.pop(id(document), None)
 
 
 def _textpage_unturned(page: pdfium.PdfPage) -> pdfium.PdfTextPage:

@@ -27,7 +27,8 @@ import pypdfium2 as pdfium
 from app.core.errors import OCRError
 from app.engines._limits import address_space_headroom, current_limits, text_within_limit
 from app.engines._page_clock import page_seconds_at_most
-from app.engines._pages import load_page
+from app.engines._page_content import PageContents
+from app.engines._pages import glyph_names_of, load_page
 from app.engines.auto import text_layer_page
 from app.engines.base import PageResult
 from app.engines.errors import PageRenderError
@@ -75,10 +76,11 @@ def read_text_pages(
     # the pass of a 200 MB scan holds a page or two, and a born-digital file is opened once.
     per_page = os.stat(pdf_path).st_size / max(1, page_count)
     pages_per_open = max(1, int(BYTES_PER_OPEN / max(1.0, per_page)))
+    fonts = PageContents(pdf_path)  # glyph names, read once (for a page whose text needs them)
     try:
         with _headroom(), page_seconds_at_most(PAGE_SECONDS):
             for first in range(start, stop, pages_per_open):
-                with _open(pdf_path) as document:
+                with _open(pdf_path) as document, glyph_names_of(document, fonts):
                     if len(document) != page_count:
                         return [None] * (stop - start), version
                     for index in range(first, min(first + pages_per_open, stop)):
@@ -87,6 +89,8 @@ def read_text_pages(
                         pages[index - start] = _read(document, index, engine_name)
     except (OCRError, MemoryError):  # the file itself cannot be opened here: the workers will say why
         return [None] * (stop - start), version
+    finally:
+        fonts.close()
     return pages, version
 
 

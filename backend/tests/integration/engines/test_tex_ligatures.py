@@ -10,9 +10,10 @@ import pikepdf
 import pytest
 from pikepdf import Array, Dictionary, Name
 
-from app.engines._tex_ligatures import with_tex_ligatures
+from app.engines._tex_ligatures import ligature_letters, with_tex_ligatures
 from app.engines.auto import AutoEngine
 from app.engines.text_layer import TextLayerEngine
+from app.engines.text_pass import read_text_pages
 
 # In OT1 (Computer Modern) ff, fi, fl, ffi, ffl are codes 11-15; in T1 (EC, cm-super) 27-31.
 OT1 = {"ff": b"\x0b", "fi": b"\x0c", "fl": b"\x0d", "ffi": b"\x0e", "ffl": b"\x0f"}
@@ -95,3 +96,87 @@ def test_codes_where_no_ligature_stands_are_not_read_as_ligatures() -> None:
         assert with_tex_ligatures(text) == text
     assert with_tex_ligatures("sta\x0b\r\nnext e\rect") == "staff\r\nnext eflect"
     assert with_tex_ligatures("(\x0crst) \x0cnd, o\x0b.") == "(first) find, off."
+
+
+def _libertine_pdf(path: Path) -> Path:
+    """Linux Libertine's encoding as pdfTeX writes it: /f_i /f_f_i /f_f /f_l at 27-30, which no
+    TeX encoding has in that order (T1's 27-31 are ff fi fl ffi ffl); PDFium gives their codes."""
+    pdf = pikepdf.new()
+    names = Array([27, Name("/f_i"), Name("/f_f_i"), Name("/f_f"), Name("/f_l")])
+    font = Dictionary(
+        Type=Name.Font,
+        Subtype=Name.Type1,
+        BaseFont=Name("/HISCDX+LinLibertineT"),
+        Encoding=Dictionary(Type=Name.Encoding, BaseEncoding=Name.WinAnsiEncoding, Differences=names),
+    )
+    page = pdf.add_blank_page(page_size=(612, 792))
+    page.obj.Resources = Dictionary(Font=Dictionary(F1=font))
+    shown = b"(speci\x1bc e\x1dect a\x1dected \x1blled di\x1derent \x1eammable a\x1cx identi\x1ber) Tj"
+    page.obj.Contents = pdf.make_stream(b"BT /F1 11 Tf 72 700 Td " + shown + b" ET")
+    pdf.save(path)
+    return path
+
+
+LIBERTINE_WORDS = [
+    "specific",
+    "effect",
+    "affected",
+    "filled",
+    "different",
+    "flammable",
+    "affix",
+    "identifier",
+]
+
+
+@pytest.mark.parametrize("engine", [TextLayerEngine(), AutoEngine()], ids=["text-layer", "auto"])
+def test_ligatures_a_font_names_are_read_by_their_names(
+    tmp_path: Path, engine: TextLayerEngine | AutoEngine
+) -> None:
+    """They were read in T1's order: "speciffc", "eflect", "fflled", "ffiammable"."""
+    pdf = _libertine_pdf(tmp_path / "libertine.pdf")
+    (page,) = engine.recognize(pdf.read_bytes(), 1)
+    assert page.text.split() == LIBERTINE_WORDS
+
+
+def test_the_planning_pass_reads_them_by_their_names_too(tmp_path: Path) -> None:
+    pdf = _libertine_pdf(tmp_path / "libertine.pdf")
+    (page,), _ = read_text_pages("auto", str(pdf), 1, 0, 1)
+    assert page is not None
+    assert page.text.split() == LIBERTINE_WORDS
+
+
+def test_a_math_symbol_font_s_codes_are_its_symbols(tmp_path: Path) -> None:
+    """TeX's copyright sign is a c set in cmsy's large circle, code 13, which OT1 text fonts use for
+    fl: on a page with both, each is read by its font ("Copyright flc 2001" before)."""
+    pdf = type3_pdf(tmp_path / "copyright.pdf", [])
+    with pikepdf.open(pdf, allow_overwriting_input=True) as opened:
+        text_font = opened.pages[0].Resources.Font.T3
+        symbols = opened.make_indirect(Dictionary(text_font))
+        text_font.BaseFont, symbols.BaseFont = Name("/CMR10"), Name("/CMSY10")
+        opened.pages[0].Resources.Font.SY = symbols
+        opened.pages[0].obj.Contents = opened.make_stream(
+            b"BT /T3 10 Tf 72 680 Td (Copyright ) Tj /SY 10 Tf <0d> Tj "
+            b"/T3 10 Tf (c 2001, the \x0dow of \x0cve wa\x0bles) Tj ET"
+        )
+        opened.save(pdf)
+    (page,) = TextLayerEngine().recognize(pdf.read_bytes(), 1)
+    assert page.text.split() == ["Copyright", "©", "2001,", "the", "flow", "of", "five", "waffles"]
+
+
+@pytest.mark.parametrize(
+    ("glyph", "letters"),
+    [
+        ("f_i", "fi"),
+        ("f_f_l", "ffl"),
+        ("f_t.alt", "ft"),
+        ("ffi", "ffi"),
+        ("uniFB02", "fl"),
+        ("a27", None),
+        ("circlecopyrt", None),
+        ("T_h", "Th"),
+        ("f_1", None),
+    ],
+)
+def test_a_glyph_name_says_which_letters_it_joins(glyph: str, letters: str | None) -> None:
+    assert ligature_letters(glyph) == letters
