@@ -133,8 +133,7 @@ class _Walk:
             return
         fonts = resources.get("/Font")
         if isinstance(fonts, pikepdf.Dictionary):
-            for key in fonts:
-                font = fonts.get(key)
+            for _, font in fonts.items():
                 if isinstance(font, pikepdf.Dictionary) and self._new(font) and (names := _differences(font)):
                     base = str(font.get("/BaseFont", "")).lstrip("/")
                     self.found.setdefault(base.split("+", 1)[-1], names)
@@ -142,8 +141,7 @@ class _Walk:
                     return
         forms = resources.get("/XObject")
         if depth > 0 and isinstance(forms, pikepdf.Dictionary):
-            for key in forms:
-                form = forms.get(key)
+            for _, form in forms.items():
                 if isinstance(form, pikepdf.Stream) and form.get("/Subtype") == "/Form" and self._new(form):
                     self.resources(form.get("/Resources"), depth - 1)
                 if self.budget <= 0:
