@@ -77,6 +77,10 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None, file: Pa
     handler._chunk_ocr = True  # type: ignore[attr-defined]  # ours, replaced on the next call
     root.addHandler(handler)
     root.setLevel(max(numeric, logging.WARNING))  # other libraries: warnings and errors
+    # A library's Python warning (pikepdf's PageCopyWarning as a copy without hidden layers is
+    # saved) is a log line like the others: printed on stderr, it broke `chunk-ocr run`'s
+    # one-line messages with a source line and a traceback-like location.
+    logging.captureWarnings(True)
     # pypdfium2 warns of every XFA form it sets up that its PDFium reads no XFA, telling the
     # reader to build another: a form's AcroForm part is read all the same, and a person running
     # `chunk-ocr run` on a government form got a JSON line that asked them to rebuild a library.

@@ -4,7 +4,11 @@ while its worker's start-up configures the same file again."""
 from __future__ import annotations
 
 import json
+import logging
+import warnings
 from pathlib import Path
+
+import pytest
 
 from app.core.logging import configure_logging, get_logger
 
@@ -42,3 +46,26 @@ def test_another_file_is_opened_and_the_first_closed(tmp_path: Path) -> None:
         configure_logging()
     assert [json.loads(line)["event"] for line in first.read_text().splitlines()] == ["to_first"]
     assert [json.loads(line)["event"] for line in second.read_text().splitlines()] == ["to_second"]
+
+
+def test_a_library_s_python_warning_is_a_log_line_not_a_message_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pikepdf warns with Python's warnings as it saves some files: `chunk-ocr run` printed that
+    on stderr, between its one-line messages, with the warning's source line."""
+    log_file = tmp_path / "run.log"
+    logging.captureWarnings(False)  # pytest took warnings.showwarning back after an earlier capture
+    try:
+        configure_logging("INFO", json=True, file=log_file)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.warn(
+                "1 form widget annotation(s) are not reachable from /AcroForm", UserWarning, stacklevel=1
+            )
+    finally:
+        configure_logging()
+        logging.captureWarnings(False)
+    assert capsys.readouterr().err == ""
+    (line,) = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert "not reachable from /AcroForm" in line["event"]
+    assert line["level"] == "warning"
