@@ -27,6 +27,7 @@ from app.engines._page_clock import start_page_clock
 from app.engines._page_content import PageContents
 from app.engines._rtl_order import may_have_rtl, reading_order
 from app.engines._scan_image import ScanPages, scan_image
+from app.engines._superscripts import marks_apart, may_have_marks
 from app.engines._tex_ligatures import code_decisions, has_codes, with_tex_ligatures
 from app.engines._vertical_order import column_order, may_be_vertical
 from app.engines.base import PageResult, PageSource
@@ -168,6 +169,8 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
                 rects = rect_count(textpage)  # for the glued-words and the columns tests alike
                 raw, reread = _unglued(textpage, raw, page.get_bbox(), rects)
             raw = _in_reading_order(raw, textpage, None if turned else page.get_bbox(), turn, reread, rects)
+            if not turned and may_have_marks(raw):
+                raw = marks_apart(textpage, raw)
             if not turned and may_have_spacing_accents(raw):
                 raw = accents_on_letters(textpage, raw)
             decisions = code_decisions(textpage, _glyph_names(page)) if has_codes(raw) else None
