@@ -19,6 +19,7 @@ from app.core.logging import get_logger
 from app.engines._accents import accents_on_letters, may_have_spacing_accents
 from app.engines._annotations import with_annotation_text
 from app.engines._column_order import Reader, column_text, may_have_columns
+from app.engines._cyrillic_codes import with_cyrillic_codes
 from app.engines._glued_text import drawn_in_touching_pieces, may_be_glued, unglued_text
 from app.engines._letter_spacing import may_be_letter_spaced
 from app.engines._limits import PageMeter, current_limits, memory_error
@@ -175,6 +176,7 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
                 raw = accents_on_letters(textpage, raw)
             decisions = code_decisions(textpage, _glyph_names(page)) if has_codes(raw) else None
             text = with_tex_ligatures(raw, decisions).replace("\r\n", "\n").replace("\r", "\n")
+            text = with_cyrillic_codes(text)
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:
             textpage.close()
