@@ -67,6 +67,7 @@ _BELOW = frozenset({"\u00b8", "\u02db"})
 _DOTLESS = {"\u0131": "i", "\u0237": "j"}  # TeX's dotless i and j, for an accent above
 _SPACING_ACCENT = re.compile("[" + re.escape("".join(_MARKS)) + "]")
 _NEAR = 60  # characters on either side of an accent, in PDFium's order, that may be its letter
+_LINE = 300  # for one PDFium put at a line's end: its line's capitals, this far back
 _NEXT_TO = 2  # looked at first
 _GRAVE = ord("`")
 _LETTERS = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo"})
@@ -190,7 +191,21 @@ def _letter_under(codes: list[int], boxes: _Boxes, index: int, accent: _Box) -> 
     found = _nearest_under(codes, boxes, index, accent, _NEXT_TO)
     if found is None:
         found = _nearest_under(codes, boxes, index, accent, _NEAR, capitals=codes[index] == _GRAVE)
+    if found is None and _ends_a_line(codes, index):
+        # PDFium put a capital's accent at the end of its line: the capital may be further back
+        # than _NEAR on a long line ("Edouard" at the start of a 90-character reference)
+        found = _nearest_under(codes, boxes, index, accent, _LINE, capitals=True)
     return found
+
+
+def _ends_a_line(codes: list[int], index: int) -> bool:
+    """Whether only spaces are between the character at index and a line break after it."""
+    for code in codes[index + 1 : index + 4]:
+        if code in (0x0D, 0x0A):
+            return True
+        if code != 0x20:
+            return False
+    return index + 1 >= len(codes)
 
 
 def _nearest_under(

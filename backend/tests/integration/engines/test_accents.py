@@ -107,3 +107,23 @@ def test_a_capital_whose_accent_is_drawn_after_the_next_letter(tmp_path: Path) -
     path = tmp_path / "heading.pdf"
     font_page(content, path)
     assert _read(path) == ["UNE \u00c9COLE"]
+
+
+def test_a_capital_s_accent_put_at_the_end_of_a_long_line(tmp_path: Path) -> None:
+    """PDFium puts a capital's accent drawn after its line at the line's end: on a reference 90
+    characters long the capital was further back than the accent's neighbours were looked for,
+    and the line read "Masterly Edouard. ... 1988. ´"."""
+    size, y, x = 10.0, 700.0, 72.0
+    line = "Masterly Edouard. Mastering Thesis Writing: Master's thesis; Stanford University, 1988."
+    e_at = x + stringWidth("Masterly ", "Helvetica", size)
+    accent_at = e_at + (stringWidth("E", "Helvetica", size) - stringWidth("\u00b4", "Helvetica", size)) / 2
+    content = [
+        "BT",
+        f"/F1 {size} Tf",
+        f"1 0 0 1 {x} {y} Tm {pdf_string(line)} Tj",
+        f"1 0 0 1 {accent_at:.2f} {y + 2.2:.2f} Tm {pdf_string(chr(0xB4))} Tj",
+        "ET",
+    ]
+    path = tmp_path / "reference.pdf"
+    font_page(content, path)
+    assert _read(path) == [line.replace("Edouard", "\u00c9douard")]
