@@ -112,7 +112,7 @@ def test_a_capital_whose_accent_is_drawn_after_the_next_letter(tmp_path: Path) -
 def test_a_capital_s_accent_put_at_the_end_of_a_long_line(tmp_path: Path) -> None:
     """PDFium puts a capital's accent drawn after its line at the line's end: on a reference 90
     characters long the capital was further back than the accent's neighbours were looked for,
-    and the line read "Masterly Edouard. ... 1988. ´"."""
+    and the line read "Masterly Edouard. ... 1988." and an acute."""
     size, y, x = 10.0, 700.0, 72.0
     line = "Masterly Edouard. Mastering Thesis Writing: Master's thesis; Stanford University, 1988."
     e_at = x + stringWidth("Masterly ", "Helvetica", size)
