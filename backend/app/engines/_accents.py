@@ -126,25 +126,32 @@ def accents_on_letters(textpage: pdfium.PdfTextPage, text: str) -> str:
             out[places[accent]] = ""
             moved.append(places[accent])
     for at in sorted(moved):
-        # the space PDFium put before an accent drawn apart, at a line's end (where it took the
-        # accent) or beside another space; and one before or after it between two letters or
-        # digits that touch (inside a word, where the accent was drawn)
+        # the spaces around it between two letters or digits that touch (inside a word, where the
+        # accent was drawn; PDFium may have put one on either side, "THEOR ' EME" in small
+        # capitals); else the space PDFium put before an accent drawn apart, at a line's end
+        # (where it took the accent) or beside another space
+        spaces = [space for space in (at - 1, at + 1) if 0 <= space < len(out) and out[space] == " "]
+        if spaces and _inside_a_word(out, boxes, at_place, spaces[0], spaces[-1]):
+            for space in spaces:
+                out[space] = ""
+            continue
         after = _next_kept(out, at)
         if at > 0 and out[at - 1] == " " and (after is None or out[after][0] in " \r\n"):
             out[at - 1] = ""
-            continue
-        for space in (at - 1, at + 1):
-            if 0 <= space < len(out) and out[space] == " ":
-                left, right = _next_kept(out, space, back=True), _next_kept(out, space)
-                if (
-                    left is not None
-                    and right is not None
-                    and out[left][0].isalnum()
-                    and out[right][0].isalnum()
-                    and _touching(boxes, at_place.get(left), at_place.get(right))
-                ):
-                    out[space] = ""
     return "".join(out)
+
+
+def _inside_a_word(out: list[str], boxes: _Boxes, at_place: dict[int, int], first: int, last: int) -> bool:
+    """Whether the characters kept on either side of out[first:last + 1] are letters or digits
+    that touch."""
+    left, right = _next_kept(out, first, back=True), _next_kept(out, last)
+    return (
+        left is not None
+        and right is not None
+        and out[left][0].isalnum()
+        and out[right][0].isalnum()
+        and _touching(boxes, at_place.get(left), at_place.get(right))
+    )
 
 
 def _next_kept(out: list[str], at: int, *, back: bool = False) -> int | None:

@@ -127,3 +127,24 @@ def test_a_capital_s_accent_put_at_the_end_of_a_long_line(tmp_path: Path) -> Non
     path = tmp_path / "reference.pdf"
     font_page(content, path)
     assert _read(path) == [line.replace("Edouard", "\u00c9douard")]
+
+
+def test_an_accent_drawn_back_between_two_touching_letters_leaves_no_space(tmp_path: Path) -> None:
+    """Small capitals as a TeX heading sets them: "THEOR", the acute back over the first E, then
+    "EME" right after the R. PDFium put a space on either side of the accent, and one stayed:
+    "THÉOR ÈME"."""
+    size, y, x = 12.0, 700.0, 72.0
+    head = "THEOR"
+    e_at = x + stringWidth("TH", "Helvetica", size)
+    accent_at = e_at + (stringWidth("E", "Helvetica", size) - stringWidth("\u00b4", "Helvetica", size)) / 2
+    content = [
+        "BT",
+        f"/F1 {size} Tf",
+        f"1 0 0 1 {x} {y} Tm {pdf_string(head)} Tj",
+        f"1 0 0 1 {accent_at:.2f} {y + 2.6:.2f} Tm {pdf_string(chr(0xB4))} Tj",
+        f"1 0 0 1 {x + stringWidth(head, 'Helvetica', size):.2f} {y} Tm {pdf_string('EME')} Tj",
+        "ET",
+    ]
+    path = tmp_path / "small-capitals.pdf"
+    font_page(content, path)
+    assert _read(path) == ["TH\u00c9OREME"]
