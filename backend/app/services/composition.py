@@ -22,10 +22,13 @@ from app.core.errors import OCRError
 from app.db.repository import ChunkRepository
 from app.services.documents import Documents
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
-from app.services.queue import ArqJobQueue, connect_redis
+from app.services.queue import REDIS_UNAVAILABLE, ArqJobQueue, connect_redis
 from app.services.text_reader import TextReader
 from app.storage.base import BlobStore
 from app.storage.factory import build_blob_store
+
+HEALTH_PROBE_KEY = "chunk-ocr:api-health-probe"  # written by /healthz, gone after HEALTH_PROBE_MS
+HEALTH_PROBE_MS = 10_000
 
 RepositoryFactory = Callable[[Settings], Awaitable[ChunkRepository]]
 
@@ -65,9 +68,10 @@ class QueuedCore(Core):
         except OCRError as exc:
             checks["database"] = exc.code
         try:
-            await self.redis.ping()
+            # a write, not a ping: a Redis at its maxmemory answers pings and refuses every job
+            await self.redis.set(HEALTH_PROBE_KEY, b"1", px=HEALTH_PROBE_MS)
             checks["redis"] = "ok"
-        except (OSError, ConnectionError, TimeoutError) as exc:
+        except REDIS_UNAVAILABLE as exc:  # redis-py's ConnectionError is not the built-in one
             checks["redis"] = type(exc).__name__
         return checks
 

@@ -48,13 +48,18 @@ ENGINE_ADVERTISEMENT_TTL_SECONDS = 600
 # with both. Read with the same TTL as the engines.
 LANGUAGES_KEY = "chunk-ocr:languages"
 
-# What a lost or restarting Redis raises. A refused connect surfaces as OSError inside redis-py,
-# and a connection lost while a transaction WATCHes a key as WatchError.
+# What a lost, restarting or full Redis raises. A refused connect surfaces as OSError inside
+# redis-py, and a connection lost while a transaction WATCHes a key as WatchError. A Redis at its
+# maxmemory under noeviction refuses every write (OOM) until memory is freed: a worker that took
+# that for a bug exited, and a start answered 500 for a document it had already created.
 REDIS_UNAVAILABLE: tuple[type[BaseException], ...] = (
     redis_errors.ConnectionError,
     redis_errors.TimeoutError,
     redis_errors.WatchError,
     redis_errors.ReadOnlyError,  # a replica promoted mid-failover
+    redis_errors.OutOfMemoryError,
+    redis_errors.ClusterDownError,  # MASTERDOWN too: a replica whose primary is gone
+    redis_errors.TryAgainError,
     OSError,
     asyncio.TimeoutError,
 )
@@ -65,7 +70,15 @@ async def translated_redis_errors() -> AsyncIterator[None]:
     try:
         yield
     except REDIS_UNAVAILABLE as exc:
-        raise QueueUnavailableError(f"Redis is unavailable: {type(exc).__name__}: {exc}") from exc
+        raise QueueUnavailableError(f"Redis is unavailable: {_reason(exc)}") from exc
+
+
+def _reason(error: BaseException) -> str:
+    """What to say of a Redis error: a full Redis's names the command it refused, with a pickled
+    job in it, so its kind is said instead."""
+    if isinstance(error, redis_errors.OutOfMemoryError):
+        return "OutOfMemoryError: Redis is at its maxmemory and refuses writes"
+    return f"{type(error).__name__}: {str(error)[:300]}"
 
 
 def chunk_job_id(chunk_id: UUID, attempt: int) -> str:

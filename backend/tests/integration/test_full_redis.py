@@ -1,0 +1,138 @@
+"""A Redis at its maxmemory under noeviction: it answers pings and refuses every write (OOM) until
+memory is freed. Found from outside: a worker took the refusal for a bug and exited (a
+supervisor's workers crash-looped), an upload answered 500 for a document it had already
+created (a client retrying made a second one), and /healthz said Redis was fine. Each is waited
+out or said as for a Redis that is down."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from uuid import UUID
+
+import asyncpg
+import httpx
+import pytest
+from redis.asyncio import Redis
+
+from app.core.config import Settings
+from app.main import create_app
+from app.models.ocr_chunk import ChunkStatus
+from app.pdf.samples import make_born_digital_pdf
+from app.worker import worker_settings
+from app.worker_loop import REDIS, ChunkOcrWorker
+from tests import servers
+from tests.e2e.conftest import wait_for
+from tests.factories import make_matter, make_user
+from tests.integration.api.conftest import JWT_SECRET, bearer
+from tests.integration.test_worker_outage_while_busy import quick_to_fail
+from tests.servers import PrivateRedis
+
+private_redis = servers.private_redis
+
+
+@asynccontextmanager
+async def full(url: str) -> AsyncIterator[None]:
+    """Redis at its memory limit, refusing writes, until the block ends."""
+    client = Redis.from_url(url)
+    try:
+        await client.set("ballast", b"x" * 200_000)
+        used = int((await client.info("memory"))["used_memory"])
+        await client.config_set("maxmemory-policy", "noeviction")
+        await client.config_set("maxmemory", str(used - 1000))
+        with pytest.raises(Exception, match="maxmemory"):
+            await client.set("probe", b"1")
+        yield
+    finally:
+        await client.config_set("maxmemory", "0")
+        await client.aclose()
+
+
+@pytest.mark.timeout(120)
+async def test_a_worker_waits_out_a_full_redis(
+    settings: Settings, private_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    own = settings.model_copy(
+        update={
+            "redis_url": private_redis.url,
+            "local_storage_dir": tmp_path / "storage",
+            "ocr_engine": "null",
+            "ocr_processes": 1,
+        }
+    )
+    options = worker_settings(own) | {
+        "redis_settings": quick_to_fail(private_redis.url),
+        "health_check_interval": 0.2,
+        "handle_signals": False,
+    }
+    worker = ChunkOcrWorker(**options)
+    main = asyncio.create_task(worker.main())
+    try:
+
+        async def started() -> bool:
+            assert not main.done(), main.exception() if main.done() else None
+            return worker.ctx.get("runtime") is not None
+
+        await wait_for(started, 60, "the worker to start")
+        async with full(private_redis.url):
+
+            async def noticed() -> bool:
+                assert not main.done(), main.exception() if main.done() else None
+                return not worker.health.is_up(REDIS)
+
+            await wait_for(noticed, 30, "the worker to see Redis refuse its health record")
+            for _ in range(10):  # several health records into it: alive, and down all along
+                await asyncio.sleep(0.1)
+                assert not main.done(), main.exception() if main.done() else None
+
+        async def restored() -> bool:
+            assert not main.done(), main.exception() if main.done() else None
+            return worker.health.is_up(REDIS)
+
+        await wait_for(restored, 30, "the worker to see Redis take writes again")
+    finally:
+        main.cancel()
+        await asyncio.gather(main, return_exceptions=True)
+        await worker.close()
+
+
+@pytest.mark.timeout(120)
+async def test_the_api_says_so_and_an_upload_is_left_to_the_sweep(
+    pipeline_settings: Settings, pool: asyncpg.Pool, private_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    from pydantic import SecretStr
+
+    own = pipeline_settings.model_copy(
+        update={"redis_url": private_redis.url, "supabase_jwt_secret": SecretStr(JWT_SECRET)}
+    )
+    matter = await make_matter(pool, "full redis")
+    user: UUID = await make_user(pool, matter)
+    make_born_digital_pdf(tmp_path / "letter.pdf", pages=3, seed=5)
+    application = create_app(own)
+    async with application.router.lifespan_context(application):
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://api.test") as client:
+            assert (await client.get("/healthz")).json()["redis"] == "ok"
+            async with full(private_redis.url):
+                health = await client.get("/healthz")
+                assert health.status_code == 503
+                assert health.json()["redis"] == "OutOfMemoryError"
+                with (tmp_path / "letter.pdf").open("rb") as handle:
+                    response = await client.post(
+                        f"/matters/{matter}/documents",
+                        headers=bearer(user),
+                        files={"file": ("letter.pdf", handle, "application/pdf")},
+                    )
+                assert response.status_code == 201, response.text  # it was 500, the document made
+                document = response.json()["document"]["id"]
+                statuses = await pool.fetch(
+                    "select status from public.document_ocr_chunks where document_id = $1", UUID(document)
+                )
+                assert {row["status"] for row in statuses} == {ChunkStatus.PENDING.value}
+            assert (await client.get("/healthz")).status_code == 200
+            private_redis.stop()
+            down = await client.get("/healthz")
+            assert down.status_code == 503, down.text  # it was a 500: redis-py's ConnectionError
+            assert down.json()["status"] == "unavailable"
