@@ -116,6 +116,12 @@ class RepositoryError(OCRError):
     code = "database_error"
 
 
+class SchemaMissingError(RepositoryError):
+    """The database lacks a table or function of ours: it was never migrated, or not lately."""
+
+    code = "schema_missing"
+
+
 class RepositoryUnavailableError(RepositoryError):
     """The database could not be reached or asked us to try again."""
 

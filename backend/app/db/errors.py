@@ -15,12 +15,16 @@ from app.core.errors import (
     OCRError,
     RepositoryError,
     RepositoryUnavailableError,
+    SchemaMissingError,
 )
 
 # Raised by ocr_chunk_status_guard (supabase/migrations/*_ocr_schema.sql).
 SQLSTATE_INVALID_TRANSITION = "OC001"
 # Raised by ocr_start_document (*_ocr_start_finalize_engine.sql) when OCR has started already.
 SQLSTATE_ALREADY_STARTED = "OC002"
+# A table or function of ours missing: PostgreSQL's undefined_table and undefined_function, and
+# PostgREST's "no such function in the schema cache" and "no such table".
+_SCHEMA_MISSING = frozenset({"42P01", "42883", "PGRST202", "PGRST205"})
 SQLSTATE_UNIQUE_VIOLATION = "23505"
 SQLSTATE_FOREIGN_KEY_VIOLATION = "23503"
 
@@ -63,6 +67,13 @@ def error_for_sqlstate(
     if state in _INVALID_INPUT:
         return InvalidInputError(
             "the database refused a value (out of range or malformed)", sqlstate=state, detail=message
+        )
+    if state in _SCHEMA_MISSING:
+        return SchemaMissingError(
+            "the database has no chunk-ocr schema, or an older one: run `chunk-ocr db migrate` "
+            "(`supabase db push` on a Supabase project)",
+            sqlstate=state,
+            detail=message,
         )
     if state in _RETRYABLE or state[:2] in _RETRYABLE_CLASSES:
         return RepositoryUnavailableError(

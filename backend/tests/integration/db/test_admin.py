@@ -7,8 +7,11 @@ import uuid
 import asyncpg
 import pytest
 
-from app.core.errors import ConfigurationError, RepositoryUnavailableError
+from app.core.config import Settings
+from app.core.errors import ConfigurationError, RepositoryUnavailableError, SchemaMissingError
 from app.db.admin import add_member_by_email, require_schema
+from app.db.postgres import PostgresChunkRepository
+from app.services.ocr_chunk_service import OCRChunkService
 from tests.factories import make_matter
 
 
@@ -35,3 +38,16 @@ async def test_add_member_by_email_creates_once_and_sets_the_role(
     assert await pool.fetchval("select count(*) from auth.users where email = $1", email) == 1
     rows = await pool.fetch("select user_id, role from public.matter_members where matter_id = $1", matter)
     assert [(r["user_id"], r["role"]) for r in rows] == [(first, "owner")]
+
+
+async def test_a_worker_s_repository_on_a_database_never_migrated_says_to_migrate(
+    empty_database: str, settings: Settings
+) -> None:
+    """A worker on such a database logged "the database refused the operation" every sweep."""
+    repository = await PostgresChunkRepository.connect(empty_database)
+    try:
+        with pytest.raises(SchemaMissingError, match="chunk-ocr db migrate") as caught:
+            await OCRChunkService(repository, settings).sweep_stale_chunks()
+        assert caught.value.code == "schema_missing"
+    finally:
+        await repository.close()

@@ -21,8 +21,8 @@ from app.core.errors import (
     DuplicateChunkError,
     InvalidStatusTransitionError,
     LeaseLostError,
-    RepositoryError,
     RepositoryUnavailableError,
+    SchemaMissingError,
 )
 from app.db.supabase import SupabaseChunkRepository
 from app.models.document import DocumentCreate, DocumentStatus
@@ -193,7 +193,7 @@ async def test_database_errors_arrive_as_domain_errors(
                     "hint": None,
                 },
             ),
-            RepositoryError,
+            SchemaMissingError,  # the migrations were not pushed: say to push them
             False,
         ),
     ],

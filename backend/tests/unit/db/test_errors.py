@@ -11,6 +11,7 @@ from app.core.errors import (
     OCRError,
     RepositoryError,
     RepositoryUnavailableError,
+    SchemaMissingError,
 )
 from app.db.errors import error_for_sqlstate
 
@@ -26,7 +27,10 @@ from app.db.errors import error_for_sqlstate
         ("57P01", RepositoryUnavailableError, True),
         ("53300", RepositoryUnavailableError, True),
         ("40P01", RepositoryUnavailableError, True),
-        ("42883", RepositoryError, False),
+        ("42883", SchemaMissingError, False),  # undefined_function: not migrated
+        ("42P01", SchemaMissingError, False),  # undefined_table
+        ("PGRST202", SchemaMissingError, False),  # PostgREST: no such function
+        ("42601", RepositoryError, False),  # a syntax error: ours
         (None, RepositoryError, False),
     ],
 )
