@@ -105,6 +105,9 @@ class _Lease:
         return self.confirmed_at + threshold_seconds
 
 
+UNSTORED_RESULTS_KEPT = 16  # chunks' results: text, a few MB at most
+
+
 def _transient_storage_error(error: BaseException) -> bool:
     # A checksum mismatch does not heal by reading again; it needs the object produced again.
     return (
@@ -123,6 +126,10 @@ class ChunkProcessor:
     storage_backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=8.0))
     storage_attempts: int = 6  # about 15 s of waits before an upload failure fails the attempt
     database_backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=5.0))
+    # What this worker read and could not store (a full disk, a store away longer than the upload
+    # retries): by result path, which names the input's checksum, the engine and the language.
+    # The next attempt, if it comes here, stores it without reading the pages again.
+    _read_unstored: dict[str, ChunkResult] = field(default_factory=dict)
 
     async def process(self, chunk_id: str) -> ChunkOutcome:
         """Run one chunk job: claim the chunk the fair order picks and see it through.
@@ -219,6 +226,7 @@ class ChunkProcessor:
         result = await self.recognize(chunk)
         await self._confirm_lease(lease)  # a lease lost during OCR must not lead to a write
         stored = await self.put_result(path, result.to_bytes())
+        self._read_unstored.pop(path, None)
         await self._complete(lease, stored)
         return ChunkOutcome.COMPLETED
 
@@ -259,8 +267,26 @@ class ChunkProcessor:
         return StoredObject(path, sha256_hex(data), len(data))
 
     async def recognize(self, chunk: DocumentOCRChunk) -> ChunkResult:
-        """OCR the chunk's input PDF in the process pool (also used by finalize to repair)."""
+        """OCR the chunk's input PDF in the process pool (also used by finalize to repair), or take
+        what an earlier attempt of this worker read and could not store (_read_unstored)."""
         pdf = await self.input_pdf(chunk)
+        path = self.result_path(chunk)
+        result = self._read_unstored.pop(path, None)
+        if result is not None:
+            log.info("chunk_ocr_reused", chunk_id=str(chunk.id), pages=len(result.pages))
+        else:
+            result = await self._read(chunk, pdf)
+        self._remember(path, result)  # until it is stored: _run forgets it then
+        if not self.service.settings.searchable_pdf:
+            return result
+        return await with_text_layer(self.put_result, path, pdf, result)
+
+    def _remember(self, path: str, result: ChunkResult) -> None:
+        self._read_unstored[path] = result
+        while len(self._read_unstored) > UNSTORED_RESULTS_KEPT:
+            self._read_unstored.pop(next(iter(self._read_unstored)))
+
+    async def _read(self, chunk: DocumentOCRChunk, pdf: bytes) -> ChunkResult:
         ocr_started = time.perf_counter()
         try:
             pages, engine_version = await self._recognize_pages(chunk, pdf)
@@ -291,9 +317,7 @@ class ChunkProcessor:
                 f"engine returned pages {[p.page_number for p in result.pages]} "
                 f"for pages {chunk.page_start}-{chunk.page_end}"
             )
-        if not self.service.settings.searchable_pdf:
-            return result
-        return await with_text_layer(self.put_result, self.result_path(chunk), pdf, result)
+        return result
 
     async def input_pdf(self, chunk: DocumentOCRChunk) -> bytes:
         """The chunk's input PDF, verified against its checksum."""

@@ -148,3 +148,31 @@ async def test_result_upload_refused_fails_the_chunk_at_once(
     assert failed.result_storage_path is None
     assert await runtime.service.retry_failed_chunks(started.document.id) == []  # not retried later either
     assert (await runtime.service.get_document(started.document.id)).ocr_status is DocumentStatus.FAILED
+
+
+async def test_a_store_away_past_an_attempt_costs_no_second_ocr(
+    backends: tuple[Runtime, FakeStorage, RecordingPool], arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
+) -> None:
+    """The upload fails past its retries (a full disk, a store away for minutes): the attempt
+    fails, retryable, and the next one, on this worker, stores what the first read. Each attempt
+    read the pages again (tesseract: minutes a chunk)."""
+    runtime, storage, pool = backends
+    runtime.processor.storage_attempts = 2
+    runtime.processor.service.settings = runtime.service.settings.model_copy(
+        update={"ocr_retry_base_seconds": 0.0, "ocr_retry_cap_seconds": 0.0}
+    )
+    texts = make_born_digital_pdf(tmp_path / "doc.pdf", pages=2, seed=83)
+    started = await start(runtime, arq_redis, tmp_path / "doc.pdf", matter_id, chunk_pages=2)
+    (chunk,) = started.chunks
+    storage.fail_uploads = [(is_chunk_result, unavailable()), (is_chunk_result, unavailable())]
+
+    await burst_worker(arq_redis, runtime).main()
+
+    done = await runtime.service.get_chunk(chunk.id)
+    assert (done.status, done.attempt_count) == (ChunkStatus.COMPLETED, 2)  # the first attempt failed
+    assert pool.runs == [("text-layer", 1)]  # and the second read nothing again
+    document = await runtime.service.get_document(started.document.id)
+    assert document.ocr_status is DocumentStatus.COMPLETED
+    assert document.result_storage_path is not None
+    merged = MergedResult.model_validate_json(storage.objects[document.result_storage_path].data)
+    assert [p.text.split() for p in merged.pages] == [t.split() for t in texts]
