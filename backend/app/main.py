@@ -22,7 +22,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         config = settings or get_settings()
         configure_logging(config.log_level)
-        core = await open_queued_core(config)
+        core = await open_queued_core(config, wait_for_redis=False)  # serves while Redis is away
         app.state.settings, app.state.core, app.state.documents = config, core, core.documents
         app.state.upload_slots = UploadSlots(config.max_concurrent_uploads)
         try:

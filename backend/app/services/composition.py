@@ -90,11 +90,12 @@ async def open_core(settings: Settings, *, repository: RepositoryFactory = build
     return Core(settings, service, store, exit)
 
 
-async def open_queued_core(settings: Settings) -> QueuedCore:
-    """open_core, then Redis (QueueUnavailableError when it does not answer)."""
+async def open_queued_core(settings: Settings, *, wait_for_redis: bool = True) -> QueuedCore:
+    """open_core, then Redis (QueueUnavailableError when it does not answer; without
+    wait_for_redis, a pool that connects when Redis is back: see connect_redis)."""
     core = await open_core(settings)
     try:
-        redis = await connect_redis(settings.redis_url)
+        redis = await connect_redis(settings.redis_url, wait=wait_for_redis)
     except BaseException:
         await core.close()
         raise

@@ -276,11 +276,45 @@ def redis_settings(url: str | None) -> RedisSettings:
     return settings
 
 
-async def connect_redis(url: str | None) -> ArqRedis:
+async def connect_redis(url: str | None, *, wait: bool = True) -> ArqRedis:
     """An arq Redis pool for REDIS_URL; QueueUnavailableError if Redis does not answer (after the
-    start-up retries of redis_settings), ConfigurationError if the URL is missing or invalid."""
+    start-up retries of redis_settings), ConfigurationError if the URL is missing or invalid.
+
+    wait=False (the API): one try; a Redis that does not answer gives a pool that connects on
+    its first command instead, so the API serves (uploads left to the sweep, /healthz 503)
+    where it waited minutes for Redis before listening at all."""
     settings = redis_settings(url)
+    if not wait:
+        settings.conn_retries = 0
     try:
         return await create_pool(settings)
     except REDIS_UNAVAILABLE as exc:
+        if not wait:
+            log.warning("redis_unavailable_at_start", error=_reason(exc))
+            return _unchecked_pool(settings)
         raise QueueUnavailableError(f"cannot connect to Redis: {type(exc).__name__}: {exc}") from exc
+
+
+def _unchecked_pool(settings: RedisSettings) -> ArqRedis:
+    """The pool arq's create_pool makes, without its ping (redis-py connects on the first command)."""
+    return ArqRedis(
+        host=settings.host,
+        port=settings.port,
+        unix_socket_path=settings.unix_socket_path,
+        socket_connect_timeout=settings.conn_timeout,
+        ssl=settings.ssl,
+        ssl_keyfile=settings.ssl_keyfile,
+        ssl_certfile=settings.ssl_certfile,
+        ssl_cert_reqs=settings.ssl_cert_reqs,
+        ssl_ca_certs=settings.ssl_ca_certs,
+        ssl_ca_data=settings.ssl_ca_data,
+        ssl_check_hostname=settings.ssl_check_hostname,
+        retry=settings.retry,
+        retry_on_timeout=settings.retry_on_timeout,
+        retry_on_error=settings.retry_on_error,
+        max_connections=settings.max_connections,
+        db=settings.database,
+        username=settings.username,
+        password=settings.password,
+        encoding="utf8",
+    )

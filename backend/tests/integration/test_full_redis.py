@@ -41,7 +41,7 @@ async def full(url: str) -> AsyncIterator[None]:
         await client.set("ballast", b"x" * 200_000)
         used = int((await client.info("memory"))["used_memory"])
         await client.config_set("maxmemory-policy", "noeviction")
-        await client.config_set("maxmemory", str(used - 1000))
+        await client.config_set("maxmemory", str(used // 2))  # well under: freeing a buffer is no room
         with pytest.raises(Exception, match="maxmemory"):
             await client.set("probe", b"1")
         yield
@@ -136,3 +136,22 @@ async def test_the_api_says_so_and_an_upload_is_left_to_the_sweep(
             down = await client.get("/healthz")
             assert down.status_code == 503, down.text  # it was a 500: redis-py's ConnectionError
             assert down.json()["status"] == "unavailable"
+
+
+@pytest.mark.timeout(120)
+async def test_the_api_starts_without_redis_and_finds_it_when_it_comes(
+    pipeline_settings: Settings, private_redis: PrivateRedis
+) -> None:
+    """The API waited for Redis (30 connection retries) before it listened at all, not even for
+    /healthz; what it does without Redis (uploads left to the sweep) needs no Redis at start."""
+    private_redis.stop()
+    application = create_app(pipeline_settings.model_copy(update={"redis_url": private_redis.url}))
+    async with application.router.lifespan_context(application):
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://api.test") as client:
+            down = await client.get("/healthz")
+            assert down.status_code == 503
+            assert down.json()["database"] == "ok"
+            private_redis.start()
+            up = await client.get("/healthz")
+            assert up.status_code == 200, up.text
