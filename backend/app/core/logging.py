@@ -85,6 +85,12 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None, file: Pa
     # reader to build another: a form's AcroForm part is read all the same, and a person running
     # `chunk-ocr run` on a government form got a JSON line that asked them to rebuild a library.
     logging.getLogger("pypdfium2._helpers.document").setLevel(logging.ERROR)
+    # asyncpg retries a lost connection of its pool's floor with a warning and the whole traceback,
+    # every second at first, for as long as PostgreSQL is down; the outage is our own event
+    # (dependency_unavailable). One line each, the error's kind and message at its end.
+    pool_logger = logging.getLogger("asyncpg.pool")
+    if not any(isinstance(f, _WarningsOnOneLine) for f in pool_logger.filters):
+        pool_logger.addFilter(_WarningsOnOneLine())
     arq = logging.getLogger("arq")
     for old in list(arq.handlers):  # arq's CLI gives it a console handler of its own
         arq.removeHandler(old)
@@ -93,6 +99,17 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None, file: Pa
     _configured = True
     if previous is not None:
         previous.close()
+
+
+class _WarningsOnOneLine(logging.Filter):
+    """A warning's traceback folded into its message: `message (ErrorType: what it says)`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.levelno < logging.ERROR and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            record.msg = f"{record.getMessage()} ({type(error).__name__}: {error})"
+            record.args, record.exc_info, record.exc_text = (), None, None
+        return True
 
 
 def _arq_prints_its_own(record: logging.LogRecord) -> bool:

@@ -64,3 +64,24 @@ def test_a_library_s_python_warning_is_a_log_line_not_a_message_on_stderr(tmp_pa
     (line,) = [json.loads(line) for line in log_file.read_text().splitlines()]
     assert "not reachable from /AcroForm" in line["event"]
     assert line["level"] == "warning"
+
+
+def test_asyncpg_s_reconnect_warnings_are_one_line_each(tmp_path: Path) -> None:
+    """While PostgreSQL is down, asyncpg's pool warned with a whole traceback every second."""
+    log_file = tmp_path / "worker.log"
+    try:
+        configure_logging("INFO", json=True, file=log_file)
+        try:
+            raise ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 5432)")
+        except ConnectionRefusedError:
+            logging.getLogger("asyncpg.pool").warning(
+                "Failed to restore the pool connection floor; retrying", exc_info=True
+            )
+    finally:
+        configure_logging()
+    (line,) = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert line["event"].startswith(
+        "Failed to restore the pool connection floor; retrying (ConnectionRefusedError:"
+    )
+    assert "exception" not in line
+    assert "Traceback" not in log_file.read_text()
