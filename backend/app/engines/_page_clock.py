@@ -56,6 +56,7 @@ def page_seconds_at_most(seconds: float) -> Iterator[None]:
         yield
     finally:
         _seconds = before
+        stop_page_clock()  # the last page's timer: a process that goes on is not ended by it later
 
 
 @contextmanager

@@ -4,6 +4,7 @@ from METAFONT's bitmap fonts, so PDFium gives each glyph's code as its text."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pikepdf
@@ -144,6 +145,8 @@ def test_the_planning_pass_reads_them_by_their_names_too(tmp_path: Path) -> None
     (page,), _ = read_text_pages("auto", str(pdf), 1, 0, 1)
     assert page is not None
     assert page.text.split() == LIBERTINE_WORDS
+    # run here, not in an OCR process: its page clock must not be left to end this one later
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
 
 
 def test_a_math_symbol_font_s_codes_are_its_symbols(tmp_path: Path) -> None:
