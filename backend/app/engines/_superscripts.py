@@ -9,12 +9,12 @@ then ".". A probe of TeX documents found the first on 58 pages of 33 files, the 
 20 pages.
 
 A mark is one to three digits or note symbols (* † ‡ § ¶ ‖), or at a line's start one letter
-before a capital, set at most
-_SMALLER of the size of the character it is read against and raised from its baseline by at
-least _RAISED of that size. Only pages whose text has the pattern of either case are looked at
-(a search of the text), and only the characters there: a mark at a line's start is given a
-space after it, and a line break after a mark is taken out when the next character is on the
-baseline of the character before the mark, to its right (the same line).
+before a capital, set at most _SMALLER of the size of the character it is read against and
+raised from its baseline by at least _RAISED of that size. Only pages whose text has the
+pattern of either case are looked at (a search of the text), and only the characters there: a
+mark at a line's start is given a space after it, and a line break after a mark is taken out
+when the next character is on the baseline of the character before the mark, to its right
+(the same line).
 
 The page's text is changed where its characters are PDFium's in PDFium's order (spaces and line
 breaks aside): on a page read in another order, it is left as it was.
@@ -31,9 +31,9 @@ import pypdfium2.raw as pdfium_c
 from app.engines._page_chars import char_codes
 
 _SIGNS = r"[0-9*†‡§¶‖]{1,3}"  # a note's number or symbol
-# A mark at a line's start run into a word (a letter's, a table's notes, only before a capital:
-# "bBook"); a line that ends in a mark right after a word, the next starting with punctuation
-# or a lower-case letter.
+# A mark at a line's start run into a word (a letter, as a table's notes are marked, only before
+# a capital: "bBook"); a line that ends in a mark right after a word, the next line starting
+# with punctuation or a lower-case letter.
 _AT_LINE_START = re.compile(rf"(?:^|\n)({_SIGNS}(?=[A-Za-z(\[])|[a-z](?=[A-Z]))")
 _AT_LINE_END = re.compile(rf"[A-Za-z)\]]({_SIGNS})(\r\n)(?=[.,;:)\](a-z])")
 _CLOSING = frozenset(".,;:)]")
@@ -60,8 +60,9 @@ def may_have_marks(text: str) -> bool:
 
 
 def marks_apart(textpage: pdfium.PdfTextPage, text: str) -> str:
-    """text (the page's bounded text) with the footnote marks PDFium ran into the text beside
-    them set apart (the module's doc); text itself when there are none."""
+    """text (the page's text, in PDFium's order) with the footnote marks PDFium ran into the text
+    beside them set apart (the module's doc); text itself when there are none, or when text is in
+    another order."""
     starts = list(_AT_LINE_START.finditer(text))
     ends = list(_AT_LINE_END.finditer(text))
     if (not starts and not ends) or len(starts) + len(ends) > _MAX_CANDIDATES:
