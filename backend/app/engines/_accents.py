@@ -41,7 +41,7 @@ import unicodedata
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from app.engines._page_chars import char_codes
+from app.engines._page_chars import char_codes, char_places
 
 # Spacing accents, as the maps of TeX's fonts (and others) give them, and their combining marks.
 _MARKS = {
@@ -76,8 +76,6 @@ _ABOVE = (-0.35, 0.8)  # of the letter's height: where an accent's bottom may be
 _MARGIN = 0.15  # of the letter's width: an accent's middle is further in than this (a slanted
 # capital's accent sits right of its middle)
 _WORD_GAP = 0.15  # of a letter's height: closer than this to the character before, it is in its word
-_HYPHEN_MARK = 0xFFFE  # PDFium's mark in a word broken across lines: U+0002 in its bounded text
-_PASSED_OVER = 200  # characters of PDFium's not in the text (outside the page's box) at most
 # Accents on a page at most: a page of prose has a few hundred; one of a million (a hostile
 # file) would take minutes here, and is left as PDFium reads it.
 _MAX_ACCENTS = 5000
@@ -109,7 +107,7 @@ def accents_on_letters(textpage: pdfium.PdfTextPage, text: str) -> str:
             on.setdefault(under[1], []).append((under[0], index))
     if not on:
         return text
-    places = _places(codes, text)
+    places = char_places(codes, text)
     if places is None:
         return text
     out = list(text)
@@ -249,23 +247,3 @@ def _touching(boxes: _Boxes, before: int | None, after: int | None) -> bool:
     if first is None or second is None:
         return False
     return second[0] - first[1] < _WORD_GAP * (second[3] - second[2])
-
-
-def _places(codes: list[int], text: str) -> dict[int, int] | None:
-    """Where each of PDFium's characters (by index) is in text, matched in order, spaces and line
-    breaks aside (the bounded text leaves out a character outside the page's box: it is passed
-    over); None when text is not PDFium's characters in PDFium's order."""
-    places: dict[int, int] = {}
-    index = passed = 0
-    for at, char in enumerate(text):
-        if char.isspace():
-            continue
-        code = _HYPHEN_MARK if char == "\x02" else ord(char)
-        while index < len(codes) and codes[index] != code and codes[index] != ord(char):
-            passed += not chr(codes[index]).isspace() if 0 < codes[index] <= 0x10FFFF else 1
-            index += 1
-        if index == len(codes) or passed > _PASSED_OVER:
-            return None
-        places[index] = at
-        index += 1
-    return places

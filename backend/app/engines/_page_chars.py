@@ -21,6 +21,8 @@ _LEVEL = 0.05  # radians (about 3 degrees) from level
 # Of a row's character height (ascent to descent): a gap between two characters this much wider
 # than the row's usual gap between letters is a gap between words (_glued_text, _letter_spacing).
 WORD_GAP = 0.15
+HYPHEN_MARK = 0xFFFE  # PDFium's mark in a word broken across lines: U+0002 in its bounded text
+_PASSED_OVER = 200  # characters of PDFium's not in the text (outside the page's box) at most
 
 
 def bounded_text(textpage: pdfium.PdfTextPage, bounds: Bounds | None = None) -> str:
@@ -217,3 +219,23 @@ class RectReader:
     def box(self, index: int) -> TextRect:
         pdfium_c.FPDFText_GetRect(self.raw, index, *self._refs)
         return TextRect(index, self._left.value, self._bottom.value, self._right.value, self._top.value)
+
+
+def char_places(codes: list[int], text: str) -> dict[int, int] | None:
+    """Where each of PDFium's characters (by index) is in text, matched in order, spaces and line
+    breaks aside (the bounded text leaves out a character outside the page's box: it is passed
+    over); None when text is not PDFium's characters in PDFium's order."""
+    places: dict[int, int] = {}
+    index = passed = 0
+    for at, char in enumerate(text):
+        if char.isspace():
+            continue
+        code = HYPHEN_MARK if char == "\x02" else ord(char)
+        while index < len(codes) and codes[index] != code and codes[index] != ord(char):
+            passed += not chr(codes[index]).isspace() if 0 < codes[index] <= 0x10FFFF else 1
+            index += 1
+        if index == len(codes) or passed > _PASSED_OVER:
+            return None
+        places[index] = at
+        index += 1
+    return places

@@ -174,8 +174,9 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
                 raw = marks_apart(textpage, raw)
             if not turned and may_have_spacing_accents(raw):
                 raw = accents_on_letters(textpage, raw)
-            decisions = code_decisions(textpage, _glyph_names(page)) if has_codes(raw) else None
-            text = with_tex_ligatures(raw, decisions).replace("\r\n", "\n").replace("\r", "\n")
+            if has_codes(raw):
+                raw = with_tex_ligatures(raw, code_decisions(textpage, _glyph_names(page)))
+            text = raw.replace("\r\n", "\n").replace("\r", "\n")
             text = with_cyrillic_codes(text)
             return with_annotation_text(text, page, textpage) if annotations else text
         finally:

@@ -28,7 +28,7 @@ import re
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from app.engines._page_chars import char_codes
+from app.engines._page_chars import char_codes, char_places
 
 _SIGNS = r"[0-9*†‡§¶‖]{1,3}"  # a note's number or symbol
 # A mark at a line's start run into a word (a letter, as a table's notes are marked, only before
@@ -40,7 +40,6 @@ _CLOSING = frozenset(".,;:)]")
 _SMALLER = 0.85  # a mark's size at most this of the text's
 _RAISED = 0.15  # its baseline at least this (of the text's size) above the text's
 _SAME_LINE = 0.2  # of the size: baselines this close are one line's
-_HYPHEN_MARK = 0xFFFE  # PDFium's mark in a word broken across lines: U+0002 in its bounded text
 _MAX_CANDIDATES = 2000  # places on one page looked at: more, and the page is left as it is
 
 
@@ -68,9 +67,10 @@ def marks_apart(textpage: pdfium.PdfTextPage, text: str) -> str:
     if (not starts and not ends) or len(starts) + len(ends) > _MAX_CANDIDATES:
         return text
     chars = _Chars(textpage)
-    index_at = _indexes(chars.codes, text)
-    if index_at is None:
+    places = char_places(chars.codes, text)
+    if places is None:
         return text
+    index_at = {at: index for index, at in places.items()}  # text position: character index
     edits: dict[int, str] = {}  # text position: what replaces the character there
     for match in starts:
         first, last = match.start(1), match.end(1) - 1
@@ -136,22 +136,3 @@ class _Chars:
         if size <= 0 or line is None or mark is None or next_one is None:
             return False
         return abs(next_one[1] - line[1]) <= _SAME_LINE * size and next_one[0] >= mark[0]
-
-
-def _indexes(codes: list[int], text: str) -> dict[int, int] | None:
-    """Each text position's character index, spaces and line breaks aside, matched in order (the
-    bounded text leaves out the characters outside the page's box: they are passed over); None
-    when text is not PDFium's characters in PDFium's order (a page read in another order)."""
-    index_at: dict[int, int] = {}
-    index = 0
-    for at, char in enumerate(text):
-        if char.isspace():
-            continue
-        code = _HYPHEN_MARK if char == "\x02" else ord(char)
-        while index < len(codes) and codes[index] != code and codes[index] != ord(char):
-            index += 1
-        if index == len(codes):
-            return None
-        index_at[at] = index
-        index += 1
-    return index_at

@@ -48,9 +48,9 @@ from app.pdf.errors import (
 )
 from app.pdf.object_scan import scan_objects
 from app.pdf.source import (
-    is_truncated,
     missing_page_reasons,
     missing_pages,
+    pdf_end,
     readable_source,
     without_trailing_bytes,
 )
@@ -116,10 +116,11 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None, keep_repair_in: Pat
         head = handle.read(_HEADER_WINDOW)
     if b"%PDF-" not in head:
         raise NotAPdfError(f"not a PDF (no %PDF- header in its first {_HEADER_WINDOW} bytes)")
-    truncated = is_truncated(path)
+    end = pdf_end(path)
+    truncated = end is None
     objects = scan_objects(path)  # a decompression bomb in its object streams is refused before it is opened
     # what PDFium reads: without the bytes after the file's end, which it parses at every open
-    pages_file = path if keep_repair_in is None else without_trailing_bytes(path, keep_repair_in)
+    pages_file = path if keep_repair_in is None else without_trailing_bytes(path, keep_repair_in, end)
 
     warnings: list[str] = []
     damage: tuple[PageDamage, ...] = ()

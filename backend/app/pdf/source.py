@@ -77,13 +77,13 @@ def pdf_end(path: Path) -> int | None:
             return None if is_cut_short(whole) else whole.rfind(_EOF) + len(_EOF)
 
 
-def without_trailing_bytes(path: Path, scratch: Path) -> Path:
-    """path, or a copy in scratch of the PDF in it when more than PDFIUM_TAIL bytes follow its end.
+def without_trailing_bytes(path: Path, scratch: Path, end: int | None) -> Path:
+    """path, or a copy in scratch of the PDF in it when more than PDFIUM_TAIL bytes follow its end
+    (`end`, pdf_end's answer: None for a file cut short, which is left as it is).
 
     PDFium looks for the cross-reference's offset (startxref) in a file's last few KiB only. Past
     that it rebuilds its table by parsing the whole file, at every open: 25 ms for a 2 MB file,
     seconds for a scan of hundreds of MB, and planning opens a file many times."""
-    end = pdf_end(path)
     if end is None or path.stat().st_size - end <= PDFIUM_TAIL:
         return path
     copy = scratch / "without-trailing-bytes.pdf"
@@ -136,9 +136,10 @@ def pdfium_page_count(path: Path) -> int | None:
 def readable_source(path: Path, scratch: Path) -> Readable:
     """The file to read path's pages from: path itself, a copy without what follows its end (see
     without_trailing_bytes), or a rebuilt copy, written into scratch."""
-    whole = without_trailing_bytes(path, scratch)
+    end = pdf_end(path)
+    whole = without_trailing_bytes(path, scratch, end)
     opens = pdfium_page_count(whole) is not None
-    if opens and not is_truncated(whole):
+    if opens and end is not None:  # whole, and what followed its end (if much) left out
         return Readable(whole, None)
     from app.pdf.repair import repair_pdf  # pypdf: imported only for a damaged file
 
