@@ -21,13 +21,12 @@ from app.core.config import Settings
 from app.main import create_app
 from app.models.ocr_chunk import ChunkStatus
 from app.pdf.samples import make_born_digital_pdf
-from app.worker import worker_settings
-from app.worker_loop import REDIS, ChunkOcrWorker
+from app.worker_loop import REDIS
 from tests import servers
 from tests.e2e.conftest import wait_for
 from tests.factories import make_matter, make_user
 from tests.integration.api.conftest import JWT_SECRET, bearer
-from tests.integration.test_worker_outage_while_busy import quick_to_fail
+from tests.integration.test_worker_outage_while_busy import started_worker
 from tests.servers import PrivateRedis
 
 private_redis = servers.private_redis
@@ -54,28 +53,7 @@ async def full(url: str) -> AsyncIterator[None]:
 async def test_a_worker_waits_out_a_full_redis(
     settings: Settings, private_redis: PrivateRedis, tmp_path: Path
 ) -> None:
-    own = settings.model_copy(
-        update={
-            "redis_url": private_redis.url,
-            "local_storage_dir": tmp_path / "storage",
-            "ocr_engine": "null",
-            "ocr_processes": 1,
-        }
-    )
-    options = worker_settings(own) | {
-        "redis_settings": quick_to_fail(private_redis.url),
-        "health_check_interval": 0.2,
-        "handle_signals": False,
-    }
-    worker = ChunkOcrWorker(**options)
-    main = asyncio.create_task(worker.main())
-    try:
-
-        async def started() -> bool:
-            assert not main.done(), main.exception() if main.done() else None
-            return worker.ctx.get("runtime") is not None
-
-        await wait_for(started, 60, "the worker to start")
+    async with started_worker(settings, private_redis, tmp_path) as (worker, main):
         async with full(private_redis.url):
 
             async def noticed() -> bool:
@@ -92,10 +70,6 @@ async def test_a_worker_waits_out_a_full_redis(
             return worker.health.is_up(REDIS)
 
         await wait_for(restored, 30, "the worker to see Redis take writes again")
-    finally:
-        main.cancel()
-        await asyncio.gather(main, return_exceptions=True)
-        await worker.close()
 
 
 @pytest.mark.timeout(120)

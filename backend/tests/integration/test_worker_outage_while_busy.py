@@ -6,6 +6,8 @@ does any other, not end on it (it did: a flaky outage test traced to it)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -37,10 +39,12 @@ def quick_to_fail(url: str) -> RedisSettings:
     return settings
 
 
-@pytest.mark.timeout(120)
-async def test_a_busy_worker_outlives_an_outage_its_health_record_sees_first(
+@asynccontextmanager
+async def started_worker(
     settings: Settings, private_redis: PrivateRedis, tmp_path: Path
-) -> None:
+) -> AsyncIterator[tuple[ChunkOcrWorker, asyncio.Task[None]]]:
+    """A ChunkOcrWorker on the private Redis (null engine, one OCR process, a health record every
+    0.2 s), started; the worker and its main task, stopped after."""
     own = settings.model_copy(
         update={
             "redis_url": private_redis.url,
@@ -63,6 +67,18 @@ async def test_a_busy_worker_outlives_an_outage_its_health_record_sees_first(
             return worker.ctx.get("runtime") is not None
 
         await wait_for(started, 60, "the worker to start")
+        yield worker, main
+    finally:
+        main.cancel()
+        await asyncio.gather(main, return_exceptions=True)
+        await worker.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_busy_worker_outlives_an_outage_its_health_record_sees_first(
+    settings: Settings, private_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    async with started_worker(settings, private_redis, tmp_path) as (worker, main):
         await asyncio.sleep(0.5)  # its health record (engines advertised) every 0.2 s since
         worker.allow_pick_jobs = False  # as with every slot taken: no job is asked for
         private_redis.stop()
@@ -83,7 +99,3 @@ async def test_a_busy_worker_outlives_an_outage_its_health_record_sees_first(
             return worker.health.is_up(REDIS)
 
         await wait_for(restored, 30, "the worker to see Redis back")
-    finally:
-        main.cancel()
-        await asyncio.gather(main, return_exceptions=True)
-        await worker.close()

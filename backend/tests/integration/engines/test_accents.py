@@ -88,24 +88,31 @@ def test_accents_on_a_page_with_a_word_broken_across_lines(tmp_path: Path) -> No
     assert _read(path) == ["Une expérience scientifique à l'été, après la fête."]
 
 
-def test_a_capital_whose_accent_is_drawn_after_the_next_letter(tmp_path: Path) -> None:
-    """As TeX draws a capital's accent in a heading: "UNE EC", the acute back over the E, then
-    "OLE", in one text object. PDFium keeps that order and puts a space after the accent,
-    between the C and the O, which touch: it is left out with the accent."""
-    size, y, x = 12.0, 700.0, 72.0
-    head = "UNE EC"
-    e_at = x + stringWidth("UNE ", "Helvetica", size)
-    accent_at = e_at + (stringWidth("E", "Helvetica", size) - stringWidth("\u00b4", "Helvetica", size)) / 2
+def _acute_drawn_back(
+    path: Path, head: str, over: int, rest: str = "", *, size: float = 12.0, rise: float = 2.6
+) -> Path:
+    """A line of Helvetica: `head`, then an acute drawn back over its letter at `over` (raised by
+    `rise`), then `rest` right after `head`, all in one text object, as TeX draws a capital's accent."""
+    y, x = 700.0, 72.0
+    letter_at = x + stringWidth(head[:over], "Helvetica", size)
+    width = stringWidth(head[over], "Helvetica", size) - stringWidth("\u00b4", "Helvetica", size)
     content = [
         "BT",
         f"/F1 {size} Tf",
         f"1 0 0 1 {x} {y} Tm {pdf_string(head)} Tj",
-        f"1 0 0 1 {accent_at:.2f} {y + 2.6:.2f} Tm {pdf_string(chr(0xB4))} Tj",
-        f"1 0 0 1 {x + stringWidth(head, 'Helvetica', size):.2f} {y} Tm {pdf_string('OLE')} Tj",
-        "ET",
+        f"1 0 0 1 {letter_at + width / 2:.2f} {y + rise:.2f} Tm {pdf_string(chr(0xB4))} Tj",
     ]
-    path = tmp_path / "heading.pdf"
-    font_page(content, path)
+    if rest:
+        content.append(f"1 0 0 1 {x + stringWidth(head, 'Helvetica', size):.2f} {y} Tm {pdf_string(rest)} Tj")
+    font_page([*content, "ET"], path)
+    return path
+
+
+def test_a_capital_whose_accent_is_drawn_after_the_next_letter(tmp_path: Path) -> None:
+    """As TeX draws a capital's accent in a heading: "UNE EC", the acute back over the E, then
+    "OLE", in one text object. PDFium keeps that order and puts a space after the accent,
+    between the C and the O, which touch: it is left out with the accent."""
+    path = _acute_drawn_back(tmp_path / "heading.pdf", "UNE EC", 4, "OLE")
     assert _read(path) == ["UNE \u00c9COLE"]
 
 
@@ -113,19 +120,8 @@ def test_a_capital_s_accent_put_at_the_end_of_a_long_line(tmp_path: Path) -> Non
     """PDFium puts a capital's accent drawn after its line at the line's end: on a reference 90
     characters long the capital was further back than the accent's neighbours were looked for,
     and the line read "Masterly Edouard. ... 1988." and an acute."""
-    size, y, x = 10.0, 700.0, 72.0
     line = "Masterly Edouard. Mastering Thesis Writing: Master's thesis; Stanford University, 1988."
-    e_at = x + stringWidth("Masterly ", "Helvetica", size)
-    accent_at = e_at + (stringWidth("E", "Helvetica", size) - stringWidth("\u00b4", "Helvetica", size)) / 2
-    content = [
-        "BT",
-        f"/F1 {size} Tf",
-        f"1 0 0 1 {x} {y} Tm {pdf_string(line)} Tj",
-        f"1 0 0 1 {accent_at:.2f} {y + 2.2:.2f} Tm {pdf_string(chr(0xB4))} Tj",
-        "ET",
-    ]
-    path = tmp_path / "reference.pdf"
-    font_page(content, path)
+    path = _acute_drawn_back(tmp_path / "reference.pdf", line, len("Masterly "), size=10.0, rise=2.2)
     assert _read(path) == [line.replace("Edouard", "\u00c9douard")]
 
 
@@ -133,18 +129,5 @@ def test_an_accent_drawn_back_between_two_touching_letters_leaves_no_space(tmp_p
     """Small capitals as a TeX heading sets them: "THEOR", the acute back over the first E, then
     "EME" right after the R. PDFium put a space on either side of the accent, and one stayed:
     "THÉOR ÈME"."""
-    size, y, x = 12.0, 700.0, 72.0
-    head = "THEOR"
-    e_at = x + stringWidth("TH", "Helvetica", size)
-    accent_at = e_at + (stringWidth("E", "Helvetica", size) - stringWidth("\u00b4", "Helvetica", size)) / 2
-    content = [
-        "BT",
-        f"/F1 {size} Tf",
-        f"1 0 0 1 {x} {y} Tm {pdf_string(head)} Tj",
-        f"1 0 0 1 {accent_at:.2f} {y + 2.6:.2f} Tm {pdf_string(chr(0xB4))} Tj",
-        f"1 0 0 1 {x + stringWidth(head, 'Helvetica', size):.2f} {y} Tm {pdf_string('EME')} Tj",
-        "ET",
-    ]
-    path = tmp_path / "small-capitals.pdf"
-    font_page(content, path)
+    path = _acute_drawn_back(tmp_path / "small-capitals.pdf", "THEOR", 2, "EME")
     assert _read(path) == ["TH\u00c9OREME"]

@@ -39,11 +39,11 @@ def _set_in(line: str, encoding: dict[str, bytes]) -> bytes:
     return out
 
 
-def type3_pdf(path: Path, lines: list[bytes]) -> Path:
-    """A page of lines in a Type 3 font of 128 box glyphs named /a0 to /a127 (no ToUnicode)."""
+def type3_pdf(path: Path, lines: list[bytes], glyphs: int = 128) -> Path:
+    """A page of lines in a Type 3 font of `glyphs` box glyphs named /a0, /a1, ... (no ToUnicode)."""
     pdf = pikepdf.new()
     procs = Dictionary()
-    for code in range(128):
+    for code in range(glyphs):
         procs[Name(f"/a{code}")] = pdf.make_stream(b"500 0 0 0 420 640 d1 40 0 380 640 re f")
     font = pdf.make_indirect(
         Dictionary(
@@ -53,11 +53,11 @@ def type3_pdf(path: Path, lines: list[bytes]) -> Path:
             FontMatrix=[0.001, 0, 0, 0.001, 0, 0],
             CharProcs=procs,
             Encoding=Dictionary(
-                Type=Name.Encoding, Differences=Array([0, *(Name(f"/a{c}") for c in range(128))])
+                Type=Name.Encoding, Differences=Array([0, *(Name(f"/a{c}") for c in range(glyphs))])
             ),
             FirstChar=0,
-            LastChar=127,
-            Widths=[500] * 128,
+            LastChar=glyphs - 1,
+            Widths=[500] * glyphs,
             Resources=Dictionary(),
         )
     )
