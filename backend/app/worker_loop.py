@@ -97,6 +97,23 @@ class ChunkOcrWorker(Worker):
             except _OUTAGE as exc:  # Redis went away during start-up itself
                 await self._redis_down(exc)
 
+    def handle_sig(self, signum: signal.Signals) -> None:
+        """arq's stop: cancel the running jobs and the poll loop. Their chunks are handed back
+        uncharged (ChunkProcessor.stop_requested): the worker stopped, not the chunk."""
+        self._stop_requested()
+        super().handle_sig(signum)
+
+    async def _wait_for_tasks_to_complete(self, signum: signal.Signals) -> None:
+        """arq's stop with a grace period (job_completion_wait): take no more jobs, wait for the
+        running ones, then cancel what is left, as handle_sig does."""
+        self._stop_requested()
+        await super()._wait_for_tasks_to_complete(signum)
+
+    def _stop_requested(self) -> None:
+        runtime = self.ctx.get("runtime")
+        if runtime is not None:
+            runtime.processor.stop_requested()
+
     async def _poll_iteration(self) -> None:
         task = asyncio.current_task()
         if task is not None and task.cancelling():
@@ -259,5 +276,9 @@ def adopt_running_worker() -> ChunkOcrWorker | None:
     worker.__class__ = ChunkOcrWorker
     adopted: ChunkOcrWorker = worker  # type: ignore[assignment]  # what the line above made it
     adopted._init_outage_state()
+    if adopted._handle_signals:  # arq bound its handlers to its own class's methods: bind ours
+        stop = adopted.handle_sig_wait_for_completion if adopted._job_completion_wait else adopted.handle_sig
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            adopted._add_signal_handler(signum, stop)
     log.debug("worker_adopted")
     return adopted

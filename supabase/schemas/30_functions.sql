@@ -465,6 +465,40 @@ begin
 end;
 $$;
 
+-- A worker that stops (SIGTERM, Ctrl-C) past its grace hands its chunk back: failed as
+-- worker_stopped (retryable, due at once) under its lease token, the attempt given back
+-- by raising max_attempts by one (at most 100). attempt_count stays: it is in the token.
+create function public.ocr_release_chunk(
+    p_chunk_id uuid,
+    p_worker_id text,
+    p_attempt integer,
+    p_error_message text
+)
+returns setof public.document_ocr_chunks
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_row public.document_ocr_chunks;
+begin
+    update public.document_ocr_chunks
+       set status = 'failed',
+           error_code = 'worker_stopped',
+           error_message = left(p_error_message, 4000),
+           error_retryable = true,
+           max_attempts = least(max_attempts + 1, 100)
+     where id = p_chunk_id
+       and status = 'processing'
+       and worker_id = p_worker_id
+       and attempt_count = p_attempt
+    returning * into v_row;
+    if found then
+        perform public.ocr_refresh_document_status(v_row.document_id);
+        return next v_row;
+    end if;
+end;
+$$;
+
 -- Recovery: the stale sweep, retries, the reconciler ---------------------------------
 
 -- Processing rows whose heartbeat is older than the threshold (read only).
@@ -546,8 +580,8 @@ as $$
 $$;
 
 -- Send failed chunks back to pending. Automatic (p_force false): only rows whose error
--- is retryable and that have attempts left; worker_timeout rows are due at once,
--- others after the backoff. Manual (p_force true, a person asked): every failed row of
+-- is retryable and that have attempts left; worker_timeout and worker_stopped rows are
+-- due at once, others after the backoff. Manual (p_force true, a person asked): every failed row of
 -- the scope, due at once.
 create function public.ocr_retry_failed_chunks(
     p_document_id uuid default null,
@@ -575,7 +609,7 @@ begin
         update public.document_ocr_chunks c
            set status = 'pending',
                next_attempt_at = case
-                   when p_force or c.error_code = 'worker_timeout' then now()
+                   when p_force or c.error_code in ('worker_timeout', 'worker_stopped') then now()
                    else now() + make_interval(
                        secs => public.ocr_backoff_seconds(c.attempt_count, p_base_seconds, p_cap_seconds))
                end

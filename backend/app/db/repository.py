@@ -451,6 +451,20 @@ class ChunkRepository:
             DocumentOCRChunk,
         )
 
+    async def release(
+        self, chunk_id: UUID, worker_id: str, attempt: int, error_message: str
+    ) -> DocumentOCRChunk | None:
+        return await self._row(
+            "ocr_release_chunk",
+            {
+                "p_chunk_id": chunk_id,
+                "p_worker_id": worker_id,
+                "p_attempt": attempt,
+                "p_error_message": error_message,
+            },
+            DocumentOCRChunk,
+        )
+
     async def detect_stale(self, threshold_seconds: float) -> list[DocumentOCRChunk]:
         return await self._rows(
             "ocr_detect_stale_chunks", {"p_threshold_seconds": threshold_seconds}, DocumentOCRChunk

@@ -42,6 +42,7 @@ class ErrorCode(StrEnum):
     """Error codes written to chunk rows by the system itself."""
 
     WORKER_TIMEOUT = "worker_timeout"  # heartbeat stopped; the worker died, not the chunk
+    WORKER_STOPPED = "worker_stopped"  # the worker stopped mid-chunk (SIGTERM, Ctrl-C); not charged
 
 
 class CamelModel(BaseModel):

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,7 +44,7 @@ from app.engines.errors import EngineUnavailableError, OcrProcessDiedError, Unkn
 from app.engines.pool import recognize_in_process
 from app.metrics import ChunkMetrics
 from app.models.limits import WORKER_ID_MAX
-from app.models.ocr_chunk import ChunkLease, ChunkStatus, DocumentOCRChunk
+from app.models.ocr_chunk import ChunkLease, ChunkStatus, DocumentOCRChunk, ErrorCode
 from app.models.results import ChunkResult
 from app.services.leases import Fence, run_while_leased
 from app.services.ocr_chunk_service import OCRChunkService
@@ -80,16 +81,21 @@ class InternalError(OCRError):
 
 
 class ChunkCancelledError(OCRError):
-    """The worker stopped reading the chunk: SIGTERM past its grace, or the job's timeout. The
-    chunk is failed with the sweep's own code (due again at once, not after a backoff) as the
-    job is cancelled, instead of staying leased until the sweep finds its heartbeat stopped."""
+    """The chunk's job ran past CHUNK_JOB_TIMEOUT_SECONDS and arq cancelled it. The chunk is failed
+    with the sweep's own code (due again at once, not after a backoff) as the job is cancelled,
+    instead of staying leased until the sweep finds its heartbeat stopped. The attempt counts:
+    the chunk itself took too long."""
 
-    code = "worker_timeout"
+    code = ErrorCode.WORKER_TIMEOUT
     retryable = True
 
 
 # How long a cancelled job may take to record its chunk's failure (the worker is stopping).
 _RECORD_CANCEL_SECONDS = 5.0
+_STOPPED_MESSAGE = (
+    "the worker stopped (SIGTERM or Ctrl-C past WORKER_GRACE_SECONDS) while reading this chunk; "
+    "the attempt is not counted"
+)
 
 
 @dataclass
@@ -130,6 +136,13 @@ class ChunkProcessor:
     # retries): by result path, which names the input's checksum, the engine and the language.
     # The next attempt, if it comes here, stores it without reading the pages again.
     _read_unstored: dict[str, ChunkResult] = field(default_factory=dict)
+    # Set when the worker begins to stop (a signal, Ctrl-C, close): a chunk job cancelled from
+    # then on is handed back uncharged (ocr_release_chunk), not failed as a timeout.
+    _stopping: bool = field(default=False, init=False)
+
+    def stop_requested(self) -> None:
+        """The worker is stopping: the chunks it cancels from now on did nothing wrong."""
+        self._stopping = True
 
     async def process(self, chunk_id: str) -> ChunkOutcome:
         """Run one chunk job: claim the chunk the fair order picks and see it through.
@@ -463,34 +476,56 @@ class ChunkProcessor:
         )
 
     async def _record_cancel(self, lease: _Lease, bound: Any, started: float) -> None:
-        """The job is being cancelled: fail its chunk (retryable, due again at once) so another
-        worker takes it now, not when the sweep finds it stale. Best effort, within a few
-        seconds: what is not recorded, the sweep still finds."""
-        error = ChunkCancelledError(
-            "the worker stopped while reading this chunk (SIGTERM past WORKER_GRACE_SECONDS, "
-            "or CHUNK_JOB_TIMEOUT_SECONDS)"
-        )
-        bound.warning("chunk_cancelled", error_code=error.code, duration_ms=_ms(started))
-        recording = asyncio.ensure_future(self._fail(lease, error, bound))
+        """The job is being cancelled: hand its chunk back (due again at once) so another worker
+        takes it now, not when the sweep finds it stale. A worker that is stopping releases it
+        without charging the attempt; a job past its timeout fails it as worker_timeout. Best
+        effort, within a few seconds: what is not recorded, the sweep still finds (as a
+        worker_timeout)."""
+        write: Callable[[], Awaitable[DocumentOCRChunk]]
+        if self._stopping:
+            code: str = ErrorCode.WORKER_STOPPED
+            write = partial(self.service.release_chunk, lease.token, error_message=_STOPPED_MESSAGE)
+        else:
+            error = ChunkCancelledError(
+                "the chunk's job ran past CHUNK_JOB_TIMEOUT_SECONDS and was cancelled while reading it"
+            )
+            code = error.code
+            write = partial(
+                self.service.fail_chunk,
+                lease.token,
+                error_code=code,
+                error_message=str(error),
+                retryable=True,
+            )
+        bound.warning("chunk_cancelled", error_code=code, duration_ms=_ms(started))
+        recording = asyncio.ensure_future(self._record_failure(lease, code, write, bound))
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(recording), _RECORD_CANCEL_SECONDS)
 
     async def _fail(self, lease: _Lease, error: OCRError, bound: Any) -> ChunkOutcome:
-        token = lease.token
+        return await self._record_failure(
+            lease,
+            error.code,
+            lambda: self.service.fail_chunk(
+                lease.token, error_code=error.code, error_message=str(error), retryable=error.retryable
+            ),
+            bound,
+        )
+
+    async def _record_failure(
+        self, lease: _Lease, code: str, write: Callable[[], Awaitable[DocumentOCRChunk]], bound: Any
+    ) -> ChunkOutcome:
+        """Write the attempt's end (`write`: fail or release, under the lease), then schedule the
+        next attempt at once when the row says there is one."""
         try:
-            failed = await self._with_database(
-                lambda: self.service.fail_chunk(
-                    token, error_code=error.code, error_message=str(error), retryable=error.retryable
-                ),
-                deadline=lease.valid_until(self._threshold),
-            )
+            failed = await self._with_database(write, deadline=lease.valid_until(self._threshold))
         except LeaseLostError:
-            self.metrics.lease_lost(error.code)  # lost while recording this failure
+            self.metrics.lease_lost(code)  # lost while recording this failure
             return ChunkOutcome.LEASE_LOST
         except RepositoryUnavailableError as exc:  # the sweep will time the attempt out instead
             bound.warning("chunk_failure_unrecorded", error=str(exc))
             return ChunkOutcome.UNRECORDED
-        if error.retryable and failed.attempt_count < failed.max_attempts:
+        if failed.error_retryable and failed.attempt_count < failed.max_attempts:
             # Schedule the next attempt now rather than waiting for the sweep.
             try:
                 await retry_failed(self.service, self.queue, failed.document_id)

@@ -291,6 +291,23 @@ class OCRChunkService(DocumentOperations):
         )
         return failed
 
+    async def release_chunk(self, lease: ChunkLease, *, error_message: str) -> DocumentOCRChunk:
+        """Hand a chunk back because its worker is stopping: failed as worker_stopped (retryable,
+        due again at once) without charging the attempt, which max_attempts gives back."""
+        released = await self.repository.release(
+            lease.chunk_id, lease.worker_id, lease.attempt, error_message[:ERROR_MESSAGE_MAX]
+        )
+        if released is None:
+            raise lease_lost(lease)
+        log.info(
+            "chunk_released",
+            chunk_id=str(released.id),
+            document_id=str(released.document_id),
+            attempt=released.attempt_count,
+            max_attempts=released.max_attempts,
+        )
+        return released
+
     # -- recovery -------------------------------------------------------------
 
     async def detect_stale_chunks(self) -> list[DocumentOCRChunk]:

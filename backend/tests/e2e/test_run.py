@@ -217,13 +217,14 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
     cli_env: dict[str, str], pool: asyncpg.Pool, tmp_path: Path
 ) -> None:
     """Ctrl-C ended `run` without a word, and the document it left queued was found only when a
-    later worker OCR'd it. Now one line names it and says how it goes on."""
+    later worker OCR'd it. Now one line names it and says how it goes on. The chunk it was
+    reading (no grace period here) is handed back without using up one of its attempts."""
     pdf = tmp_path / f"interrupted-{uuid4().hex[:8]}.pdf"
     make_scanned_pdf(pdf, pages=8, seed=3)
     process = await asyncio.create_subprocess_exec(
         *[sys.executable, "-m", "app.cli", "run", str(pdf), "--out", str(tmp_path / "out")],
         *["--engine", "tesseract", "--chunk-pages", "1", "--ocr-processes", "1"],
-        env=cli_env,
+        env=cli_env | {"WORKER_GRACE_SECONDS": "0"},
         cwd=REPO_ROOT,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -247,6 +248,13 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
     assert "chunk-ocr worker" in line
     status = await pool.fetchval("select ocr_status from documents where id = $1", document_id)
     assert status == "processing"  # left queued for a worker, not failed or lost
+    cut_short = await pool.fetch(
+        "select status, error_code, attempt_count, max_attempts from document_ocr_chunks"
+        " where document_id = $1 and status <> 'completed' and attempt_count > 0",
+        document_id,
+    )
+    assert cut_short  # the chunk being read when Ctrl-C came
+    assert [tuple(row) for row in cut_short] == [("pending", "worker_stopped", 1, 4)] * len(cut_short)
 
 
 @pytest.mark.timeout(240)

@@ -1,6 +1,7 @@
-"""A chunk job cancelled mid-chunk (SIGTERM past the worker's grace, arq's job timeout) hands its
-chunk back at once: failed with the sweep's own code and due again now, not left leased until
-the sweep finds its heartbeat stopped (90 s by default)."""
+"""A chunk job cancelled mid-chunk hands its chunk back at once, due again now, not left leased
+until the sweep finds its heartbeat stopped (90 s by default): past arq's job timeout as a
+worker_timeout, an attempt like any failure; when its worker is stopping (SIGTERM or Ctrl-C past
+the grace period) as worker_stopped, the attempt given back."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from app.services.runtime import Runtime
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("stopping", [False, True], ids=["job-timeout", "worker-stopping"])
 async def test_a_cancelled_job_hands_its_chunk_back_at_once(
-    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
+    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path, stopping: bool
 ) -> None:
     make_scanned_pdf(tmp_path / "scan.pdf", pages=12, seed=4)  # about 10 s of OCR: still reading at 3 s
     started = await start_document(
@@ -34,12 +36,19 @@ async def test_a_cancelled_job_hands_its_chunk_back_at_once(
         workers=1,
     )
     (chunk,) = started.chunks
+    if stopping:
+        runtime.processor.stop_requested()  # what the worker's stop (handle_sig) does first
 
-    with pytest.raises(TimeoutError):  # as arq cancels a job at its timeout
+    with pytest.raises(TimeoutError):  # as arq cancels a job at its timeout, or a stop past its grace
         await asyncio.wait_for(runtime.processor.process(str(chunk.id)), timeout=3)
 
     row = await runtime.service.get_chunk(chunk.id)
-    assert (row.status, row.attempt_count, row.error_code) == (ChunkStatus.PENDING, 1, "worker_timeout")
+    assert (row.status, row.attempt_count) == (ChunkStatus.PENDING, 1)
     assert row.error_message is not None
-    assert "stopped while reading" in row.error_message
+    if stopping:  # the worker stopped, not the chunk: the attempt is given back
+        assert (row.error_code, row.max_attempts) == ("worker_stopped", 4)
+        assert "WORKER_GRACE_SECONDS" in row.error_message
+    else:  # the chunk took too long: the attempt counts
+        assert (row.error_code, row.max_attempts) == ("worker_timeout", 3)
+        assert "CHUNK_JOB_TIMEOUT_SECONDS" in row.error_message
     assert await arq_redis.zscore(QUEUE_NAME, chunk_job_id(chunk.id, 2)) is not None  # due again

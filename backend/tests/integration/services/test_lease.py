@@ -217,6 +217,8 @@ async def test_stale_token_cannot_complete_or_fail(
     assert lost.value.retryable is False
     with pytest.raises(LeaseLostError):
         await service.fail_chunk(stale, error_code="engine_error", error_message="late", retryable=True)
+    with pytest.raises(LeaseLostError):
+        await service.release_chunk(stale, error_message="late stop")
     assert await row(pool, current.chunk_id) == before
     done = await service.complete_chunk(current, "real.json", checksum(b"real"))
     assert (done.status, done.result_storage_path) == (ChunkStatus.COMPLETED, "real.json")
@@ -233,3 +235,46 @@ async def test_completed_lease_cannot_be_used_again(service: OCRChunkService, po
     with pytest.raises(LeaseLostError):
         await service.complete_chunk(claimed.lease, "b.json", checksum(b"b"))
     assert await row(pool, chunk.id) == before
+
+
+async def test_a_released_attempt_is_given_back_and_due_at_once(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    """A stopping worker's chunk: failed as worker_stopped, retryable, max_attempts one higher,
+    due again now (not after the backoff), and claimable past what would have been its last
+    attempt. The token it was released under is spent."""
+    document_id = await make_document(pool, page_count=10)
+    (chunk,) = await service.create_chunks_for_document(document_id, ranges(10, 10))
+    await pool.execute("update document_ocr_chunks set max_attempts = 1 where id = $1", chunk.id)
+    claimed = await service.claim_chunk(chunk.id, "worker-1")
+    assert claimed is not None
+
+    released = await service.release_chunk(claimed.lease, error_message="worker stopping")
+    assert (released.status, released.error_code, released.error_retryable) == (
+        ChunkStatus.FAILED,
+        "worker_stopped",
+        True,
+    )
+    assert (released.attempt_count, released.max_attempts) == (1, 2)
+    with pytest.raises(LeaseLostError):  # released once: the token is spent
+        await service.release_chunk(claimed.lease, error_message="again")
+    assert await pool.fetchval("select ocr_status from documents where id = $1", document_id) == "processing"
+
+    (retried,) = await service.retry_failed_chunks(document_id)
+    assert retried.next_attempt_at <= await pool.fetchval("select now()")
+    again = await service.claim_chunk(chunk.id, "worker-2")
+    assert again is not None
+    assert (again.attempt_count, again.max_attempts) == (2, 2)
+    assert again.lease != claimed.lease
+
+
+async def test_released_attempts_stop_at_the_column_limit(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    document_id = await make_document(pool, page_count=10)
+    (chunk,) = await service.create_chunks_for_document(document_id, ranges(10, 10))
+    await pool.execute("update document_ocr_chunks set max_attempts = 100 where id = $1", chunk.id)
+    claimed = await service.claim_chunk(chunk.id, "worker-1")
+    assert claimed is not None
+    released = await service.release_chunk(claimed.lease, error_message="worker stopping")
+    assert (released.status, released.max_attempts) == (ChunkStatus.FAILED, 100)
