@@ -24,6 +24,7 @@ from uuid import UUID
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.constants import in_progress_key_prefix
 from redis import exceptions as redis_errors
+from redis._parsers import BaseParser
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
@@ -48,6 +49,19 @@ ENGINE_ADVERTISEMENT_TTL_SECONDS = 600
 # with both. Read with the same TTL as the engines.
 LANGUAGES_KEY = "chunk-ocr:languages"
 
+
+class RedisRefusingError(redis_errors.ResponseError):
+    """Redis refused a command for a state of its own that passes with time or an operator:
+    MISCONF (it is set to stop writes when its last snapshot failed, a full disk on its host),
+    NOREPLICAS (fewer replicas than min-replicas-to-write answer), BUSY (a script runs past its
+    time limit). redis-py raises these as a plain ResponseError, which is also what a bug of
+    ours would get (WRONGTYPE), so their error codes, the first word of a RESP error reply, are
+    given this class in redis-py's table of them (what it does for OOM, LOADING, READONLY)."""
+
+
+for _code in ("MISCONF", "NOREPLICAS", "BUSY"):
+    BaseParser.EXCEPTION_CLASSES.setdefault(_code, RedisRefusingError)
+
 # What a lost, restarting or full Redis raises. A refused connect surfaces as OSError inside
 # redis-py, and a connection lost while a transaction WATCHes a key as WatchError. A Redis at its
 # maxmemory under noeviction refuses every write (OOM) until memory is freed: a worker that took
@@ -60,6 +74,7 @@ REDIS_UNAVAILABLE: tuple[type[BaseException], ...] = (
     redis_errors.OutOfMemoryError,
     redis_errors.ClusterDownError,  # MASTERDOWN too: a replica whose primary is gone
     redis_errors.TryAgainError,
+    RedisRefusingError,
     OSError,
     asyncio.TimeoutError,
 )

@@ -1,14 +1,15 @@
-"""A Redis at its maxmemory under noeviction: it answers pings and refuses every write (OOM) until
-memory is freed. Found from outside: a worker took the refusal for a bug and exited (a
-supervisor's workers crash-looped), an upload answered 500 for a document it had already
-created (a client retrying made a second one), and /healthz said Redis was fine. Each is waited
-out or said as for a Redis that is down."""
+"""A Redis that answers pings and refuses every write until its state passes: at its maxmemory
+under noeviction (OOM, until memory is freed), or unable to save its snapshot (MISCONF, until a
+save succeeds: a full disk on its host). Found from outside: a worker took the refusal for a bug
+and exited (a supervisor's workers crash-looped), an upload answered 500 for a document it had
+already created (a client retrying made a second one), and /healthz said Redis was fine. Each
+is waited out or said as for a Redis that is down."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from uuid import UUID
 
@@ -16,6 +17,7 @@ import asyncpg
 import httpx
 import pytest
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
 from app.core.config import Settings
 from app.main import create_app
@@ -49,12 +51,54 @@ async def full(url: str) -> AsyncIterator[None]:
         await client.aclose()
 
 
+async def _last_save(client: Redis) -> str:
+    """The last snapshot's status (ok, err), once the one in progress is done."""
+
+    async def saved() -> bool:
+        return not (await client.info("persistence"))["rdb_bgsave_in_progress"]
+
+    await wait_for(saved, 10, "Redis to end its snapshot")
+    return str((await client.info("persistence"))["rdb_last_bgsave_status"])
+
+
+@asynccontextmanager
+async def unsaved(server: PrivateRedis) -> AsyncIterator[None]:
+    """Redis set to save snapshots, whose last one failed (a directory where its file goes, as a
+    full disk would), refusing writes (MISCONF) until one succeeds, when the block ends."""
+    client = Redis.from_url(server.url)
+    blocker = server.data_dir / "dump.rdb"
+    try:
+        await client.config_set("save", "3600 1")
+        blocker.mkdir()
+        await client.bgsave()
+        assert await _last_save(client) == "err"
+        with pytest.raises(ResponseError, match="snapshots"):
+            await client.set("probe", b"1")
+        yield
+    finally:
+        blocker.rmdir()
+        await client.bgsave()
+        assert await _last_save(client) == "ok"
+        await client.config_set("save", "")
+        await client.aclose()
+
+
+def refusing(fault: str, server: PrivateRedis) -> AbstractAsyncContextManager[None]:
+    return full(server.url) if fault == "full" else unsaved(server)
+
+
+REFUSALS = pytest.mark.parametrize(
+    ("fault", "error"), [("full", "OutOfMemoryError"), ("unsaved", "RedisRefusingError")]
+)
+
+
 @pytest.mark.timeout(120)
-async def test_a_worker_waits_out_a_full_redis(
-    settings: Settings, private_redis: PrivateRedis, tmp_path: Path
+@REFUSALS
+async def test_a_worker_waits_out_a_redis_that_refuses_writes(
+    settings: Settings, private_redis: PrivateRedis, tmp_path: Path, fault: str, error: str
 ) -> None:
     async with started_worker(settings, private_redis, tmp_path) as (worker, main):
-        async with full(private_redis.url):
+        async with refusing(fault, private_redis):
 
             async def noticed() -> bool:
                 assert not main.done(), main.exception() if main.done() else None
@@ -73,15 +117,21 @@ async def test_a_worker_waits_out_a_full_redis(
 
 
 @pytest.mark.timeout(120)
+@REFUSALS
 async def test_the_api_says_so_and_an_upload_is_left_to_the_sweep(
-    pipeline_settings: Settings, pool: asyncpg.Pool, private_redis: PrivateRedis, tmp_path: Path
+    pipeline_settings: Settings,
+    pool: asyncpg.Pool,
+    private_redis: PrivateRedis,
+    tmp_path: Path,
+    fault: str,
+    error: str,
 ) -> None:
     from pydantic import SecretStr
 
     own = pipeline_settings.model_copy(
         update={"redis_url": private_redis.url, "supabase_jwt_secret": SecretStr(JWT_SECRET)}
     )
-    matter = await make_matter(pool, "full redis")
+    matter = await make_matter(pool, f"{fault} redis")
     user: UUID = await make_user(pool, matter)
     make_born_digital_pdf(tmp_path / "letter.pdf", pages=3, seed=5)
     application = create_app(own)
@@ -89,10 +139,10 @@ async def test_the_api_says_so_and_an_upload_is_left_to_the_sweep(
         transport = httpx.ASGITransport(app=application)
         async with httpx.AsyncClient(transport=transport, base_url="http://api.test") as client:
             assert (await client.get("/healthz")).json()["redis"] == "ok"
-            async with full(private_redis.url):
+            async with refusing(fault, private_redis):
                 health = await client.get("/healthz")
                 assert health.status_code == 503
-                assert health.json()["redis"] == "OutOfMemoryError"
+                assert health.json()["redis"] == error
                 with (tmp_path / "letter.pdf").open("rb") as handle:
                     response = await client.post(
                         f"/matters/{matter}/documents",
