@@ -193,7 +193,29 @@ def _outputs(value: str) -> tuple[str, ...]:
     return chosen
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM (`timeout`, `docker stop`, systemd, a cancelled CI job) stops `run` as Ctrl-C does:
+    the running chunks get the grace period, what is left is said in one line and handed back
+    uncounted, and the exit code is 130. It had ended the process at once, its chunks leased
+    until the stale sweep failed them, each an attempt spent.
+
+    asyncio.run's own Ctrl-C handler is taken for SIGTERM too, so a second signal stops at once
+    as a second Ctrl-C does. Where it installed none (SIGINT ignored: a job started in the
+    background by a script), SIGTERM cancels the main task."""
+    import asyncio
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler) and handler is not signal.default_int_handler:
+        signal.signal(signal.SIGTERM, handler)
+        return
+    task = asyncio.current_task()
+    if task is not None:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+
+
 async def _run(settings: Settings, args: argparse.Namespace, started: float) -> int:
+    _stop_on_sigterm()
     with importing():
         engine = _usable_engine(args.engine or settings.ocr_engine, args.language)
         from app.local.run import print_report, run_pdfs
@@ -458,7 +480,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.engine or settings.ocr_engine, args.language or settings.ocr_language
                 )
                 args.ocr_processes = args.ocr_processes or settings.ocr_process_count
-                return asyncio.run(_run(settings, args, started))
+                try:
+                    return asyncio.run(_run(settings, args, started))
+                except asyncio.CancelledError:  # SIGTERM with SIGINT ignored (_stop_on_sigterm)
+                    return ExitCode.INTERRUPTED
             case "serve":
                 return _serve(settings, args)
             case "dev-user":

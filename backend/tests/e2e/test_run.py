@@ -212,19 +212,31 @@ def test_text_layer_engine_on_a_born_digital_file_says_nothing(
     assert [line for line in result.stderr.splitlines() if line.startswith("chunk-ocr: ")] == []
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a job a script starts in the background
+
+
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("stop", "sigint_ignored"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    ids=["ctrl-c", "sigterm", "sigterm-in-background"],
+)
 async def test_ctrl_c_says_which_documents_are_left_queued(
-    cli_env: dict[str, str], pool: asyncpg.Pool, tmp_path: Path
+    cli_env: dict[str, str], pool: asyncpg.Pool, tmp_path: Path, stop: signal.Signals, sigint_ignored: bool
 ) -> None:
     """Ctrl-C ended `run` without a word, and the document it left queued was found only when a
     later worker OCR'd it. Now one line names it and says how it goes on. The chunk it was
-    reading (no grace period here) is handed back without using up one of its attempts."""
+    reading (no grace period here) is handed back without using up one of its attempts.
+    SIGTERM (`timeout`, `docker stop`) had ended the process at once, its chunk leased until the
+    stale sweep charged it an attempt: it now stops `run` as Ctrl-C does."""
     pdf = tmp_path / f"interrupted-{uuid4().hex[:8]}.pdf"
     make_scanned_pdf(pdf, pages=8, seed=3)
     process = await asyncio.create_subprocess_exec(
         *[sys.executable, "-m", "app.cli", "run", str(pdf), "--out", str(tmp_path / "out")],
         *["--engine", "tesseract", "--chunk-pages", "1", "--ocr-processes", "1"],
         env=cli_env | {"WORKER_GRACE_SECONDS": "0"},
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
         cwd=REPO_ROOT,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -238,7 +250,7 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
             """,
             pdf.name,
         )
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     assert process.stderr is not None
     said = (await process.stderr.read()).decode()
     assert await process.wait() == ExitCode.INTERRUPTED
