@@ -199,8 +199,8 @@ def _stop_on_sigterm() -> None:
     uncounted, and the exit code is 130. It had ended the process at once, its chunks leased
     until the stale sweep failed them, each an attempt spent.
 
-    asyncio.run's own Ctrl-C handler is taken for SIGTERM too, so a second signal stops at once
-    as a second Ctrl-C does. Where it installed none (SIGINT ignored: a job started in the
+    asyncio.run's own Ctrl-C handler is taken for SIGTERM too, so a second signal cuts the wait
+    short as a second Ctrl-C does. Where it installed none (SIGINT ignored: a job started in the
     background by a script), SIGTERM cancels the main task."""
     import asyncio
     import signal
