@@ -29,8 +29,9 @@ spacing (Tw) takes back: PDFium keeps that space ("riv er"); it is left out.
 Either way the page's text is put together from its characters in PDFium's order, as its
 bounded text is: the characters whose origin is inside the bounds, a space PDFium made where it
 made one, and a line break where PDFium broke the line, except that
-- a break between two characters on one row (baselines within a third of a character's height)
-  is a space;
+- a break between two characters on one row (baselines within a third of a character's height,
+  or boxes overlapping by _RAISED_OVERLAP: a superscript or a subscript beside its line) is a
+  space, or nothing between characters that touch ("mc2;");
 - two characters with nothing between them whose gap is WORD_GAP of a character's height wider
   than their row's usual gap between letters (the median: 0 for most text, the tracking of
   letter-spaced text) have a space put between them, if their drawn boxes are that far apart
@@ -71,6 +72,10 @@ _MIN_PITCHED = 4
 _SAME_PITCH = 0.02
 _PITCH_GAP = 0.1
 _SAME_ROW = 1 / 3  # of a character's height: baselines this close are one row
+# Of the smaller of two neighbours' heights: boxes that overlap this much are one row though their
+# baselines are apart, a superscript or a subscript beside its line (about 0.6 of a raised 2's
+# height in "m2"; the lines of tightly set text overlap by 0.2 at most).
+_RAISED_OVERLAP = 0.4
 _ABUT = 0.15  # of a rectangle's height: neighbours on a row this close (or overlapping) touch
 _MIN_ABUTTING, _ABUTTING_SHARE = 8, 0.2  # sampled neighbours on a row that touch, and their share
 _FEW_ABUTTING = 0.15  # a share the first two runs read stop at
@@ -162,7 +167,7 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
     out: list[str] = []
     row = _Row()
     broken = made_space = drawn_space = False  # since the last character written
-    last_bottom = last_end = 0.0
+    last_bottom = last_top = last_end = 0.0
     last = -1  # the last character written, by index
     respaced = 0
     for index, code in enumerate(char_codes(textpage)):
@@ -180,8 +185,14 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
             drawn_space = True
             continue
         height = box.top - box.bottom
-        same_row = abs(box.bottom - last_bottom) <= _SAME_ROW * height and height > 0
+        same_row = height > 0 and (
+            abs(box.bottom - last_bottom) <= _SAME_ROW * height
+            or min(box.top, last_top) - max(box.bottom, last_bottom)
+            >= _RAISED_OVERLAP * min(height, last_top - last_bottom)
+        )
         gap = box.left - last_end
+        if broken and not made_space and not drawn_space and same_row and gap < WORD_GAP * height:
+            broken = False  # a break PDFium made between touching characters of a row: "mc2;"
         if out and not same_row and (broken or made_space):
             spaces, joined = _end_row(raw, out, row)
             respaced += spaces
@@ -208,7 +219,7 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
             row.lefts.append((len(out) - 1, box.left))
         if height > 0:
             row.heights.append(height)
-        last_bottom, last_end, last = box.bottom, box.right, index
+        last_bottom, last_top, last_end, last = box.bottom, box.top, box.right, index
     respaced += _end_row(raw, out, row)[0]
     return Unglued("".join(out), respaced)
 
