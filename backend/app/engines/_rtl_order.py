@@ -6,13 +6,20 @@ word with HarfBuzz and store its glyphs left to right. PDFium's text follows the
 every such word came out backwards ("םידדצה" for "הצדדים"). poppler's pdftotext orders a line by
 where its characters are, and reads such files right.
 
-A line is taken as stored in visual order when, of the neighbouring pairs of right-to-left
-letters in it, more go rightwards than leftwards (read right to left, each letter is left of
-the one before). Such a line is rebuilt from where its characters are: its words left to right,
+A line is rebuilt when its stored order is not its reading order somewhere (_misordered): stored
+in visual order (of the neighbouring pairs of right-to-left letters in it, more go rightwards
+than leftwards; read right to left, each letter is left of the one before); one right-to-left
+word stored so among words that are not (Chromium stores some of a line's Arabic words so); or,
+in a line with right-to-left letters, two left-to-right words in a row of which the second
+stands left of the first ("בשם Mint Linux גרסה" for "Linux Mint", from PDFium's own ordering of a
+right-to-left line, which turns a run of words with spaces between as it turns the line).
+Such a line is rebuilt from where its characters are: its words left to right,
 each word's characters left to right (a combining mark kept with its letter), then read as the
-Unicode bidirectional algorithm displays a line: for a line mostly of right-to-left letters, the
-whole is reversed and each run of left-to-right letters and digits in it ("ACME Ltd", "2024")
-turned back; for a line mostly left to right, each run of right-to-left letters is reversed.
+Unicode bidirectional algorithm displays a line: for a right-to-left line, the whole is
+reversed and each run of left-to-right letters and digits in it ("ACME Ltd", "2024") turned
+back; for a left-to-right line, each run of right-to-left letters is reversed. A line stored in
+visual order is right to left when most of its letters are; one stored in reading order but for
+a word or a run, when its first letter is (the rule of UAX #9, P2).
 Every other line, and every page without right-to-left letters, keeps PDFium's text.
 """
 
@@ -34,6 +41,7 @@ MAX_ASKED = 256
 _RTL_PAIR = re.compile(
     "(?=[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]{2})"
 )
+_LEFT_TO_RIGHT_LETTER = re.compile("[A-Za-z\u00c0-\u024f]")  # a page that may have words of both
 _RTL_BLOCKS = re.compile(
     "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff\U0001e800-\U0001efff]"
 )
@@ -48,12 +56,60 @@ def reading_order(textpage: pdfium.PdfTextPage, bounds: Bounds | None, turn: int
     """The page's text with each line stored in visual order rebuilt in reading order, or None when
     no line is (PDFium's text stands). bounds: only the characters inside are read, as PDFium's
     bounded text reads them; None: all. turn: the page's /Rotate (page_lines)."""
-    if not _some_run_rightwards(textpage, turn):
+    if not _some_run_rightwards(textpage, turn) and not _LEFT_TO_RIGHT_LETTER.search(
+        textpage.get_text_range()
+    ):
         return None
     lines = page_lines(textpage, bounds, turn)
-    if not any(_stored_visually(line) for line in lines):
+    if not any(_misordered(line) for line in lines):
         return None
-    return "".join(_reading(line) if _stored_visually(line) else stored_text(line) for line in lines)
+    return "".join(_reading(line) if _misordered(line) else stored_text(line) for line in lines)
+
+
+def _misordered(line: list[PageChar]) -> bool:
+    """Whether the line's stored order is not its reading order somewhere: stored in visual order
+    (_stored_visually), a right-to-left word stored so (its letters run rightwards) among words that
+    are not, or a run of left-to-right words turned round inside a right-to-left line ("בשם Mint
+    Linux גרסה" for "Linux Mint", as PDFium's own ordering of such a line turns a run of words
+    with spaces between)."""
+    if _stored_visually(line):
+        return True
+    words = _words(line)
+    for word in words:
+        pairs = [
+            (a, b)
+            for a, b in itertools.pairwise(word)
+            if a.bidi in _RIGHT_TO_LEFT and b.bidi in _RIGHT_TO_LEFT
+        ]
+        if len(pairs) >= 2 and all(b.x > a.x for a, b in pairs):
+            return True
+    if not any(c.bidi in _RIGHT_TO_LEFT for c in line):
+        return False
+    for before, after in itertools.pairwise(words):
+        if _direction(before) == _direction(after) == "L" and max(c.x for c in after) < min(
+            c.x for c in before
+        ):
+            return True
+    return False
+
+
+def _words(line: list[PageChar]) -> list[list[PageChar]]:
+    """The line's words (drawn characters between spaces), in its stored order."""
+    words: list[list[PageChar]] = [[]]
+    for char in line:
+        if char.text in BREAKS or char.text.isspace():
+            words.append([])
+        elif not char.generated:
+            words[-1].append(char)
+    return [word for word in words if word]
+
+
+def _direction(word: list[PageChar]) -> str:
+    """R for a word with a right-to-left letter, L for one with a left-to-right letter and none of
+    those, else N (digits and punctuation)."""
+    if any(c.bidi in _RIGHT_TO_LEFT for c in word):
+        return "R"
+    return "L" if any(c.bidi == "L" for c in word) else "N"
 
 
 def _some_run_rightwards(textpage: pdfium.PdfTextPage, turn: int) -> bool:
@@ -104,9 +160,12 @@ def _reading(line: list[PageChar]) -> str:
         if number:
             visual.append(PageChar(" ", 0.0, 0.0, True, "WS"))
         visual.extend(word)
-    strong_rtl = sum(c.bidi in _RIGHT_TO_LEFT for c in visual)
-    strong_ltr = sum(c.bidi == "L" for c in visual)
-    if strong_rtl >= strong_ltr:
+    if _stored_visually(line):  # the stored order says nothing of the line's direction
+        right_to_left = sum(c.bidi in _RIGHT_TO_LEFT for c in visual) >= sum(c.bidi == "L" for c in visual)
+    else:  # stored in reading order but for a word or a run: its first letter's direction (UAX #9 P2)
+        first = next((c.bidi for c in line if c.bidi in _RIGHT_TO_LEFT or c.bidi == "L"), "L")
+        right_to_left = first in _RIGHT_TO_LEFT
+    if right_to_left:
         ordered = _runs_turned(visual[::-1], _LEFT_TO_RIGHT)
     else:
         ordered = _runs_turned(visual, _RIGHT_TO_LEFT)
