@@ -51,6 +51,9 @@ _HYPHEN_MARK = re.compile("[\x02\ufffe](?:\r\n|\r|\n)?(?=(.?))", re.DOTALL)
 _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # C0 and C1 controls but tab and newline (line breaks are newlines by now), the soft hyphen
 # U+00AD (invisible, and it splits a word for search), and noncharacters.
+# Spaces at a line's end: a text layer's producer may end each line with one (LibreOffice's
+# justified lines do), which a reader does not see and pdftotext does not give.
+_TRAILING_SPACES = re.compile(r"[ \t]+(?=\n|\Z)")
 _NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\xad\ufdd0-\ufdef\ufffe\uffff]")
 # Chinese and Japanese are written without spaces, but tesseract's chi_* and jpn models put one
 # between every two characters they read, and so do text layers whose producer spaced the glyphs
@@ -74,13 +77,15 @@ def _joined_at_hyphen(mark: re.Match[str]) -> str:
 def clean_page_text(text: str) -> str:
     """A page's text as plain text: hyphenation marks dropped, every kind of line or page
     break (a form feed from a TeX symbol font, a vertical tab, U+2028, ...) a newline, other
-    control characters removed, a single space between two CJK characters removed (spacing
-    out is not a word break in Chinese or Japanese), and composed (Unicode NFC: a text layer
-    may spell "café" as "e" and a combining accent, which a search for "café" misses; OCR
-    gives the composed letter). Idempotent."""
+    control characters removed, spaces at a line's end removed, a single space between two CJK
+    characters removed (spacing out is not a word break in Chinese or Japanese), and composed
+    (Unicode NFC: a text layer may spell "café" as "e" and a combining accent, which a search
+    for "café" misses; OCR gives the composed letter). Idempotent."""
     text = _HYPHEN_MARK.sub(_joined_at_hyphen, text)
     text = _LINE_BREAKS.sub("\n", text)
     text = _NOT_TEXT.sub("", text)
+    if " \n" in text or "\t\n" in text or text.endswith((" ", "\t")):
+        text = _TRAILING_SPACES.sub("", text)
     if text.isascii():
         return text
     if not unicodedata.is_normalized("NFC", text):
