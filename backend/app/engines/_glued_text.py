@@ -219,7 +219,10 @@ def unglued_text(textpage: pdfium.PdfTextPage, bounds: Bounds) -> Unglued:
             row.lefts.append((len(out) - 1, box.left))
         if height > 0:
             row.heights.append(height)
-        last_bottom, last_top, last_end, last = box.bottom, box.top, box.right, index
+        # A row's gaps are measured from its furthest right: a character drawn back over the
+        # ones before (a Thai syllable's marks, an accent) does not make the next one look apart.
+        last_end = max(last_end, box.right) if same_row and out else box.right
+        last_bottom, last_top, last = box.bottom, box.top, index
     respaced += _end_row(raw, out, row)[0]
     return Unglued("".join(out), respaced)
 

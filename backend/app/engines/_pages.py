@@ -18,6 +18,7 @@ from app.core.errors import OCRError
 from app.core.logging import get_logger
 from app.engines._accents import accents_on_letters, may_have_spacing_accents
 from app.engines._annotations import with_annotation_text
+from app.engines._cluster_text import may_have_copies, without_copies
 from app.engines._column_order import Reader, column_text, may_have_columns
 from app.engines._cyrillic_codes import with_cyrillic_codes
 from app.engines._glued_text import drawn_in_touching_pieces, may_be_glued, unglued_text
@@ -174,6 +175,8 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
                 raw = marks_apart(textpage, raw)
             if not turned and may_have_spacing_accents(raw):
                 raw = accents_on_letters(textpage, raw)
+            if not turned and may_have_copies(raw):
+                raw = without_copies(textpage, raw)
             if has_codes(raw):
                 raw = with_tex_ligatures(raw, code_decisions(textpage, _glyph_names(page)))
             text = raw.replace("\r\n", "\n").replace("\r", "\n")
