@@ -5,6 +5,10 @@ the stem of a downloaded result, never joined to a filesystem path. Before it
 is stored it loses any directory part (of either separator), control and
 format characters (which include the bidirectional overrides that make
 `fdp.exe` read as `exe.pdf`), and surrounding whitespace.
+
+A name a PDF gives something it holds (an attached file, a layer) is shown in a
+warning the same way, on one line and cut short (shown_name): a layer named with
+terminal escapes had cleared a screen and forged lines of `chunk-ocr run`'s output.
 """
 
 from __future__ import annotations
@@ -24,3 +28,19 @@ def display_filename(name: str | None, default: str = "upload.pdf") -> str:
     )
     text = " ".join(text.split())[:MAX_LENGTH].strip()
     return text if text.strip(".") else default
+
+
+SHOWN_NAME_LENGTH = 80
+
+
+def shown_name(name: str, limit: int = SHOWN_NAME_LENGTH) -> str:
+    """A name a document gives something it holds, to show in a warning: its control and format
+    characters (escapes, line breaks, bidirectional overrides) left out, its whitespace one
+    space, at most `limit` characters ("..." ending one cut short)."""
+    text = "".join(
+        " " if ch.isspace() else ch
+        for ch in unicodedata.normalize("NFC", name)
+        if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf")
+    )
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from app.core.filenames import shown_name
 from app.core.logging import get_logger
 from app.pdf._pdfium import PDFIUM_LOCK
 from app.pdf.damage import PageDamage
@@ -217,12 +218,11 @@ def _open_with_pdfium(path: Path, truncated: bool, max_pages: int | None = None)
 
 
 _NAMED_ATTACHMENTS = 5  # attachments a warning names; it counts the rest
-_NAME_CHARS = 80
 
 
 def _attachment_names(document: pdfium.PdfDocument) -> tuple[int, tuple[str, ...]]:
     """How many files are attached to the document (its EmbeddedFiles, as PDFium lists them), and
-    the names of the first _NAMED_ATTACHMENTS: printable, at most _NAME_CHARS characters each."""
+    the names of the first _NAMED_ATTACHMENTS: as shown_name shows them."""
     count = max(0, pdfium_c.FPDFDoc_GetAttachmentCount(document.raw))
     names = []
     for index in range(min(count, _NAMED_ATTACHMENTS)):
@@ -230,7 +230,7 @@ def _attachment_names(document: pdfium.PdfDocument) -> tuple[int, tuple[str, ...
             name = document.get_attachment(index).get_name()
         except pdfium.PdfiumError:
             name = ""
-        name = "".join(char for char in name if char.isprintable())[:_NAME_CHARS]
+        name = shown_name(name)
         names.append(name or f"file {index + 1}")
     return count, tuple(names)
 

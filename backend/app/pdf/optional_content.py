@@ -21,6 +21,8 @@ from collections.abc import Callable
 import pikepdf
 from pikepdf import Name
 
+from app.core.filenames import shown_name
+
 MAX_STEPS = 100_000  # expression and membership evaluations one document may take
 # Groups a document may list (in /OCGs, or its default configuration's /ON or /OFF) for its layers
 # to be looked into: a CAD drawing or a map has tens to a few thousand. 1.5 million empty groups
@@ -153,7 +155,7 @@ def hidden_layers(pdf: pikepdf.Pdf) -> HiddenLayers | None:
     ]
     if not hidden:
         return None
-    names = tuple(sorted({str(group.get(Name.Name, "")) for group in hidden} - {""}))
+    names = tuple(sorted({shown_name(str(group.get(Name.Name, ""))) for group in hidden} - {""}))
     return HiddenLayers(frozenset(group.objgen for group in hidden), names)
 
 

@@ -273,3 +273,21 @@ def test_at_the_limit_the_groups_are_read_and_the_log_names_twenty(tmp_path: Pat
     (event,) = [entry for entry in logs if entry["event"] == "hidden_layers_removed"]
     assert event["layer_count"] == module.MAX_GROUPS
     assert event["layers"] == [f"L{n:05}" for n in range(20)]
+
+
+def test_a_layer_named_with_terminal_escapes_is_said_on_one_short_line(tmp_path: Path) -> None:
+    """A layer's /Name reached `run`'s stderr as it was: an escape that set the terminal's title
+    and cleared its screen, line breaks that forged lines of output, a right-to-left override, and
+    5,000 characters of it. Its control and format characters are left out and it is cut short."""
+    doc = LayeredPdf()
+    hostile = doc.group("\x1b]0;owned\x07\x1b[2J\r\nchunk-ocr: overwritten\u202e" + "x" * 5000, on=False)
+    doc.page(line(700, "Page text") + hidden("P0", line(650, "Hidden")), properties={"P0": hostile})
+    original = doc.save(tmp_path / "escapes.pdf")
+
+    removed = visible_copy(original, tmp_path / "visible.pdf")
+
+    assert removed is not None
+    warning = removed.warning()
+    assert warning.isprintable()  # no escape, line break or override
+    assert "(]0;owned[2J chunk-ocr: overwrittenxxx" in warning
+    assert len(warning) < 200
