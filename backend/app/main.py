@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app.api.errors import install_error_handlers
+from app.api.framing import AmbiguousLengthRefused
 from app.api.routes import documents, health, metrics, pages, uploads
 from app.api.uploads import UploadSlots
 from app.core.config import Settings, get_settings
@@ -40,6 +41,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redirect_slashes=False,
     )
     install_error_handlers(app)
+    app.add_middleware(AmbiguousLengthRefused)
     app.include_router(uploads.router)
     app.include_router(documents.router)
     app.include_router(health.router)
