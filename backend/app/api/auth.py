@@ -1,5 +1,6 @@
 """Supabase JWT bearer auth: signature, expiry, audience and (when SUPABASE_JWT_ISSUER is set)
-issuer; the user is the token's `sub`.
+issuer; the user is the token's `sub`. Times are checked with CLOCK_SKEW_SECONDS of leeway, and
+must be numbers.
 
 HS256 tokens are checked with SUPABASE_JWT_SECRET; when SUPABASE_JWKS_URL is
 set, asymmetric tokens (RS256/ES256, the project's signing keys) are checked
@@ -17,6 +18,10 @@ import jwt
 from app.api.errors import AuthError
 from app.core.config import Settings
 
+# Clock skew allowed between the server that issued a token and this one, on exp, nbf and iat: a
+# token whose iat was a second ahead of this clock was refused as "not yet valid".
+CLOCK_SKEW_SECONDS = 30
+_TIMES = ("exp", "nbf", "iat")  # NumericDate claims (RFC 7519 2): a number, never a string
 _ASYMMETRIC = {"RS256": "RSA", "ES256": "EC", "EdDSA": "OKP"}  # algorithm: the JWK key type it needs
 
 
@@ -57,6 +62,7 @@ def user_from_token(token: str, settings: Settings) -> UUID:
             audience=settings.supabase_jwt_audience,
             issuer=settings.supabase_jwt_issuer or None,
             options={"require": required},
+            leeway=CLOCK_SKEW_SECONDS,
         )
     except jwt.ExpiredSignatureError:
         raise AuthError("the token has expired") from None
@@ -68,6 +74,10 @@ def user_from_token(token: str, settings: Settings) -> UUID:
         raise AuthError(f"invalid token: {exc}") from None
     except (TypeError, ValueError):  # what a key of the wrong kind raises, deep in cryptography
         raise AuthError("invalid token: its key cannot check this signature") from None
+    for name in _TIMES:
+        value = claims.get(name)
+        if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise AuthError(f"invalid token: its {name} is not a number")
     try:
         return UUID(str(claims["sub"]))
     except ValueError:

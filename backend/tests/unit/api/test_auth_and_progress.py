@@ -63,13 +63,36 @@ def test_hs256_with_the_project_secret() -> None:
     settings = load_settings(supabase_jwt_secret=SecretStr("s" * 40))
     assert user_from_token(jwt.encode(claims(), "s" * 40, algorithm="HS256"), settings) == USER
     with pytest.raises(AuthError, match="expired"):
-        user_from_token(jwt.encode(claims(exp=int(time.time()) - 5), "s" * 40, algorithm="HS256"), settings)
+        user_from_token(jwt.encode(claims(exp=int(time.time()) - 60), "s" * 40, algorithm="HS256"), settings)
     with pytest.raises(AuthError, match="audience"):
         user_from_token(jwt.encode(claims(aud="anon"), "s" * 40, algorithm="HS256"), settings)
     with pytest.raises(AuthError):
         user_from_token(jwt.encode(claims(), "t" * 40, algorithm="HS256"), settings)
     with pytest.raises(AuthError, match="not accepted"):
         user_from_token(jwt.encode(claims(), "s" * 40, algorithm="HS256"), load_settings())  # no secret set
+
+
+def test_clocks_a_few_seconds_apart_are_allowed_for() -> None:
+    """A token issued by a server whose clock is ahead (iat a second in the future) was refused as
+    "not yet valid": 30 seconds of skew are allowed on iat, nbf and exp, no more."""
+    settings = load_settings(supabase_jwt_secret=SecretStr("s" * 40))
+    now = int(time.time())
+    for ahead in (1, 5, 20):
+        fresh = claims(iat=now + ahead, nbf=now + ahead)
+        assert user_from_token(jwt.encode(fresh, "s" * 40, algorithm="HS256"), settings) == USER
+    just_expired = claims(exp=now - 10)
+    assert user_from_token(jwt.encode(just_expired, "s" * 40, algorithm="HS256"), settings) == USER
+    with pytest.raises(AuthError, match="not yet valid"):
+        user_from_token(jwt.encode(claims(nbf=now + 120), "s" * 40, algorithm="HS256"), settings)
+
+
+def test_times_must_be_numbers() -> None:
+    """RFC 7519's NumericDate: an exp of "9999999999" (a string) was taken as a number."""
+    settings = load_settings(supabase_jwt_secret=SecretStr("s" * 40))
+    for name, value in (("exp", "9999999999"), ("iat", str(int(time.time()))), ("exp", True)):
+        token = jwt.encode(claims(**{name: value}), "s" * 40, algorithm="HS256")
+        with pytest.raises(AuthError):
+            user_from_token(token, settings)
 
 
 def test_the_issuer_is_checked_when_one_is_set() -> None:
