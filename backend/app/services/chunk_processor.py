@@ -122,6 +122,24 @@ def _transient_storage_error(error: BaseException) -> bool:
 
 
 @dataclass
+class _Claim:
+    """ChunkProcessor._claimer's claim: callable again after a connection error."""
+
+    service: OCRChunkService
+    holder: str  # the worker id the claim is made under: this worker's, and a nonce
+    called: bool = False
+
+    async def __call__(self) -> DocumentOCRChunk | None:
+        if self.called:
+            held = await self.service.held_chunk(self.holder)
+            if held is not None:
+                log.info("chunk_claim_recovered", chunk_id=str(held.id), worker_id=self.holder)
+                return held
+        self.called = True
+        return await self.service.claim_next_chunk(self.holder)
+
+
+@dataclass
 class ChunkProcessor:
     service: OCRChunkService
     store: BlobStore
@@ -157,8 +175,12 @@ class ChunkProcessor:
         return outcome
 
     async def _process(self, chunk_id: str) -> ChunkOutcome:
+        claim = self._claimer()
         try:
-            chunk = await self._with_database(self._claimer(), deadline=time.monotonic() + self._threshold)
+            chunk = await self._with_database(claim, deadline=time.monotonic() + self._threshold)
+        except asyncio.CancelledError:
+            await self._hand_back_claim(claim)
+            raise
         except RepositoryUnavailableError as exc:
             log.warning(
                 "chunk_claim_deferred", job_chunk_id=chunk_id, worker_id=self.worker_id, error=str(exc)
@@ -207,7 +229,7 @@ class ChunkProcessor:
         await self._after_complete(chunk)
         return outcome
 
-    def _claimer(self) -> Callable[[], Awaitable[DocumentOCRChunk | None]]:
+    def _claimer(self) -> _Claim:
         """One claim, safe to call again after a connection error.
 
         The claim is made under a holder id of its own (this worker's id and a nonce). A call
@@ -215,20 +237,27 @@ class ChunkProcessor:
         have committed and lost its answer, and claiming again would take a second chunk while the
         first waited, leased to nobody, for the stale sweep and a second attempt.
         """
-        holder = f"{self.worker_id[: WORKER_ID_MAX - 9]}/{secrets.token_hex(4)}"
-        called = False
+        return _Claim(self.service, f"{self.worker_id[: WORKER_ID_MAX - 9]}/{secrets.token_hex(4)}")
 
-        async def claim() -> DocumentOCRChunk | None:
-            nonlocal called
-            if called:
-                held = await self.service.held_chunk(holder)
-                if held is not None:
-                    log.info("chunk_claim_recovered", chunk_id=str(held.id), worker_id=holder)
-                    return held
-            called = True
-            return await self.service.claim_next_chunk(holder)
+    async def _hand_back_claim(self, claim: _Claim) -> None:
+        """The job was cancelled while it claimed: the claim may have committed and lost its
+        answer, which left its chunk leased to nobody until the stale sweep charged it an attempt.
+        What the holder holds is handed back as a chunk cancelled while read is. Best effort,
+        within a few seconds."""
+        if not claim.called:
+            return
 
-        return claim
+        async def hand_back() -> None:
+            held = await self.service.held_chunk(claim.holder)
+            if held is not None:
+                bound = log.bind(
+                    chunk_id=str(held.id), document_id=str(held.document_id), worker_id=claim.holder
+                )
+                await self._record_cancel(_Lease(held.lease), bound, time.perf_counter())
+
+        handing = asyncio.ensure_future(hand_back())
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(handing), 2 * _RECORD_CANCEL_SECONDS)
 
     async def _run(self, chunk: DocumentOCRChunk, lease: _Lease) -> ChunkOutcome:
         path = self.result_path(chunk)

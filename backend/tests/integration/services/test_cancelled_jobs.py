@@ -6,6 +6,7 @@ the grace period) as worker_stopped, the attempt given back."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from uuid import UUID
 
@@ -52,3 +53,36 @@ async def test_a_cancelled_job_hands_its_chunk_back_at_once(
         assert (row.error_code, row.max_attempts) == ("worker_timeout", 3)
         assert "CHUNK_JOB_TIMEOUT_SECONDS" in row.error_message
     assert await arq_redis.zscore(QUEUE_NAME, chunk_job_id(chunk.id, 2)) is not None  # due again
+
+
+@pytest.mark.timeout(120)
+async def test_a_job_cancelled_while_it_claims_leaves_no_chunk_leased(
+    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
+) -> None:
+    """A stop that cancels a job while its claim is in flight: the claim may commit and its answer
+    be lost, which left the chunk leased to nobody until the stale sweep charged it an attempt
+    (found with `run` stopped at once, one chunk read and one just claimed). Whatever the claim
+    took is handed back. The cancel lands at moments spread over the claim's round trip."""
+    make_scanned_pdf(tmp_path / "scan.pdf", pages=1, seed=4)
+    started = await start_document(
+        runtime.service,
+        runtime.store,
+        ArqJobQueue(arq_redis),
+        tmp_path / "scan.pdf",
+        matter_id=matter_id,
+        engine="tesseract",
+        chunk_pages=1,
+        workers=1,
+    )
+    (chunk,) = started.chunks
+    runtime.processor.stop_requested()
+    for step in range(40):
+        job = asyncio.ensure_future(runtime.processor.process(str(chunk.id)))
+        await asyncio.sleep(step * 0.0005)  # 0 to 20 ms: before, during and after the claim
+        job.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await job
+        row = await runtime.service.get_chunk(chunk.id)
+        assert row.status is not ChunkStatus.PROCESSING, f"left leased by a cancel after {step * 0.5} ms"
+        if row.status is ChunkStatus.FAILED:
+            await runtime.service.retry_failed_chunks(chunk.document_id)
