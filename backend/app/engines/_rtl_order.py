@@ -56,14 +56,16 @@ def reading_order(textpage: pdfium.PdfTextPage, bounds: Bounds | None, turn: int
     """The page's text with each line stored in visual order rebuilt in reading order, or None when
     no line is (PDFium's text stands). bounds: only the characters inside are read, as PDFium's
     bounded text reads them; None: all. turn: the page's /Rotate (page_lines)."""
-    if not _some_run_rightwards(textpage, turn) and not _LEFT_TO_RIGHT_LETTER.search(
-        textpage.get_text_range()
-    ):
+    text = str(textpage.get_text_range())
+    if _LEFT_TO_RIGHT_LETTER.search(text) is None and not _some_run_rightwards(textpage, text, turn):
         return None
     lines = page_lines(textpage, bounds, turn)
-    if not any(_misordered(line) for line in lines):
+    misordered = [_misordered(line) for line in lines]
+    if not any(misordered):
         return None
-    return "".join(_reading(line) if _misordered(line) else stored_text(line) for line in lines)
+    return "".join(
+        _reading(line) if wrong else stored_text(line) for line, wrong in zip(lines, misordered, strict=True)
+    )
 
 
 def _misordered(line: list[PageChar]) -> bool:
@@ -112,10 +114,10 @@ def _direction(word: list[PageChar]) -> str:
     return "L" if any(c.bidi == "L" for c in word) else "N"
 
 
-def _some_run_rightwards(textpage: pdfium.PdfTextPage, turn: int) -> bool:
+def _some_run_rightwards(textpage: pdfium.PdfTextPage, text: str, turn: int) -> bool:
     """Whether two neighbouring right-to-left letters run rightwards, of up to MAX_ASKED pairs
-    spread over the page (the rest is read only then: page_lines costs 4 us a character)."""
-    text = str(textpage.get_text_range())
+    spread over the page (the rest is read only then: page_lines costs 4 us a character). text:
+    the page's whole text."""
     if len(text) != textpage.count_chars():  # a character past U+FFFF: indexes differ, read all
         return True
     starts = [

@@ -13,11 +13,30 @@ from uuid import UUID
 import pytest
 from arq.connections import ArqRedis
 
-from app.models.ocr_chunk import ChunkStatus
+from app.models.ocr_chunk import ChunkStatus, DocumentOCRChunk
 from app.pdf.samples import make_scanned_pdf
 from app.services.planner import start_document
 from app.services.queue import QUEUE_NAME, ArqJobQueue, chunk_job_id
 from app.services.runtime import Runtime
+
+
+async def _one_chunk_scan(
+    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, path: Path, pages: int
+) -> DocumentOCRChunk:
+    """A scan of `pages` pages started as one tesseract chunk, queued."""
+    make_scanned_pdf(path, pages=pages, seed=4)
+    started = await start_document(
+        runtime.service,
+        runtime.store,
+        ArqJobQueue(arq_redis),
+        path,
+        matter_id=matter_id,
+        engine="tesseract",
+        chunk_pages=pages,
+        workers=1,
+    )
+    (chunk,) = started.chunks
+    return chunk
 
 
 @pytest.mark.timeout(120)
@@ -25,18 +44,8 @@ from app.services.runtime import Runtime
 async def test_a_cancelled_job_hands_its_chunk_back_at_once(
     runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path, stopping: bool
 ) -> None:
-    make_scanned_pdf(tmp_path / "scan.pdf", pages=12, seed=4)  # about 10 s of OCR: still reading at 3 s
-    started = await start_document(
-        runtime.service,
-        runtime.store,
-        ArqJobQueue(arq_redis),
-        tmp_path / "scan.pdf",
-        matter_id=matter_id,
-        engine="tesseract",
-        chunk_pages=12,
-        workers=1,
-    )
-    (chunk,) = started.chunks
+    # about 10 s of OCR: still reading at 3 s
+    chunk = await _one_chunk_scan(runtime, arq_redis, matter_id, tmp_path / "scan.pdf", pages=12)
     if stopping:
         runtime.processor.stop_requested()  # what the worker's stop (handle_sig) does first
 
@@ -63,18 +72,7 @@ async def test_a_job_cancelled_while_it_claims_leaves_no_chunk_leased(
     be lost, which left the chunk leased to nobody until the stale sweep charged it an attempt
     (found with `run` stopped at once, one chunk read and one just claimed). Whatever the claim
     took is handed back. The cancel lands at moments spread over the claim's round trip."""
-    make_scanned_pdf(tmp_path / "scan.pdf", pages=1, seed=4)
-    started = await start_document(
-        runtime.service,
-        runtime.store,
-        ArqJobQueue(arq_redis),
-        tmp_path / "scan.pdf",
-        matter_id=matter_id,
-        engine="tesseract",
-        chunk_pages=1,
-        workers=1,
-    )
-    (chunk,) = started.chunks
+    chunk = await _one_chunk_scan(runtime, arq_redis, matter_id, tmp_path / "scan.pdf", pages=1)
     runtime.processor.stop_requested()
     for step in range(40):
         job = asyncio.ensure_future(runtime.processor.process(str(chunk.id)))
