@@ -166,6 +166,15 @@ def own_pid() -> int:
     return os.getpid()
 
 
+def die_after(seconds: float) -> None:
+    """Run in an OCR process: end it, as PDFium's abort does, after `seconds`."""
+    import os
+    import time
+
+    time.sleep(seconds)
+    os._exit(134)
+
+
 def _one_page(path: Path, page_extra: bytes, content: bytes, more: list[bytes]) -> Path:
     """One letter page (object 3) drawing content (object 4), with more objects from 5 on."""
     return _write(

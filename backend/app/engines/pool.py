@@ -11,8 +11,12 @@ back as ResourceLimitError. A process that dies (PDFium aborts on a failed
 allocation; the OOM killer; kill -9) breaks a ProcessPoolExecutor for good and
 fails every task in it, so OcrPool replaces the broken executor: the task that
 was running in the dead process fails with OcrProcessDiedError, the others
-(running in live processes, which are killed, or still queued) run again once
-on the new executor, and the next chunk finds a working pool.
+(running in live processes, which are killed, or still queued) run again on
+the new executor, and the next chunk finds a working pool. A task killed beside
+a process that died of its own task is run again however often that happens (up
+to MAX_RERUNS_BESIDE): it did nothing wrong, and each such death is charged to
+the task that caused it (its chunk's attempt, or its page). When no process is
+found dead of its own task, the others run again once.
 """
 
 from __future__ import annotations
@@ -56,6 +60,10 @@ from app.engines.specs import engine_spec
 
 log = get_logger(__name__)
 _MIB = 1 << 20
+# Times a task may be run again after being killed beside a process that died of its own task: a
+# bound the deaths themselves already set (each is charged to its own task, and a chunk's page
+# that kills its process twice is failed), kept in case they do not.
+MAX_RERUNS_BESIDE = 64
 _SHM = Path("/dev/shm")
 
 
@@ -166,7 +174,7 @@ class OcrPool(Executor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         outer: Future[Any] = Future()
-        self._submit(outer, next(self._tokens), fn, args, kwargs, rerun=True)
+        self._submit(outer, next(self._tokens), fn, args, kwargs, _Reruns())
         return outer
 
     def _submit(
@@ -176,8 +184,7 @@ class OcrPool(Executor):
         fn: Callable[..., Any],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        *,
-        rerun: bool,
+        reruns: _Reruns,
     ) -> None:
         with self._lock:
             if self._shutdown:
@@ -188,16 +195,18 @@ class OcrPool(Executor):
             except BrokenProcessPool:
                 executor = self._replace(executor)
                 inner = executor.submit(_tracked, str(self._running), token, fn, args, kwargs)
+            _watch_new_processes(executor)
 
         def done(inner: Future[Any]) -> None:
             if outer.cancelled():
                 return
             error = inner.exception() if not inner.cancelled() else None
             if isinstance(error, BrokenProcessPool) and not self._shutdown:
-                death = self._on_broken(executor, token)
-                if death is None and rerun:
+                culprits = self._on_broken(executor)
+                death = culprits.get(token)
+                if death is None and (again := reruns.after(culprits)) is not None:
                     try:
-                        self._submit(outer, token, fn, args, kwargs, rerun=False)
+                        self._submit(outer, token, fn, args, kwargs, again)
                         return
                     except RuntimeError:  # shut down meanwhile
                         pass
@@ -213,9 +222,10 @@ class OcrPool(Executor):
         outer.add_done_callback(lambda f: inner.cancel() if f.cancelled() else None)
         inner.add_done_callback(done)
 
-    def _on_broken(self, executor: ProcessPoolExecutor, token: int) -> _Death | None:
-        """Replace the broken executor (once); how the process running task `token` died, or None
-        when it ran in one that lives (killed beside the one that died)."""
+    def _on_broken(self, executor: ProcessPoolExecutor) -> dict[int, _Death]:
+        """Replace the broken executor (once); the tasks (by token) whose processes died, and how.
+        A task not among them ran in a process that lived (killed beside one that died), or was
+        queued."""
         with self._lock:
             culprits = self._culprits.get(executor)
             if culprits is None:
@@ -235,7 +245,7 @@ class OcrPool(Executor):
                 self._replace(executor)
                 for process in processes:
                     (self._running / str(process.pid)).unlink(missing_ok=True)
-            return culprits.get(token)
+            return culprits
 
     def _replace(self, broken: ProcessPoolExecutor) -> ProcessPoolExecutor:
         """A new executor for a broken one, whose surviving processes (they ignore SIGTERM) are killed."""
@@ -271,6 +281,22 @@ class OcrPool(Executor):
             shutil.rmtree(self._running, ignore_errors=True)
 
 
+def _watch_new_processes(executor: ProcessPoolExecutor) -> None:
+    """Have the executor's thread watch the process submit may just have started.
+
+    ProcessPoolExecutor.submit (CPython 3.11 and 3.12) wakes its thread before it starts a process
+    for the task, so the thread goes back to waiting on the processes it knew: a process started
+    while another was busy went unwatched, and its death was seen only when something else woke
+    the thread (measured: a process dead at 0.3 s was seen at 2.0 s, when a task beside it ended).
+    Its chunk waited that long, or as long as the chunk beside it ran. Waking the thread again,
+    now that the process is in the executor's table, has it watched at once."""
+    wakeup = getattr(executor, "_executor_manager_thread_wakeup", None)
+    lock = getattr(executor, "_shutdown_lock", None)
+    if wakeup is not None and lock is not None:
+        with lock, contextlib.suppress(OSError):  # as submit wakes it; OSError: closed meanwhile
+            wakeup.wakeup()
+
+
 @dataclass(frozen=True, slots=True)
 class _Death:
     """How an OCR process running a task died: the page the task was on, the exit code, and
@@ -279,6 +305,23 @@ class _Death:
     page: int | None
     exitcode: int
     stalled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Reruns:
+    """How often a task was run again after being killed beside a dying process: beside one that
+    died of its own task (up to MAX_RERUNS_BESIDE), and beside a death no task is known to have
+    caused (once: an initializer that fails, say, would fail every run)."""
+
+    beside: int = 0
+    unexplained: int = 0
+
+    def after(self, culprits: dict[int, _Death]) -> _Reruns | None:
+        """The count for one more run after a break whose dead processes' tasks were culprits, or
+        None: none is left."""
+        if culprits:
+            return _Reruns(self.beside + 1, self.unexplained) if self.beside < MAX_RERUNS_BESIDE else None
+        return _Reruns(self.beside, self.unexplained + 1) if not self.unexplained else None
 
 
 def _death_error(death: _Death | None, limits: Limits, stall_seconds: float) -> OcrProcessDiedError:

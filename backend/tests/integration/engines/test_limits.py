@@ -21,6 +21,7 @@ from tests.bombs import (
     content_bomb_pdf,
     deep_form_bomb_pdf,
     deflated_zeros,
+    die_after,
     image_bomb_pdf,
     jpx_size_bomb_pdf,
     own_pid,
@@ -167,6 +168,25 @@ def test_a_process_that_dies_fails_only_its_own_task_and_the_pool_is_replaced(tm
         ).result(timeout=60)
         assert len(pages) == 2
         assert not any(pool._running.iterdir())  # no task is left marked as running
+    finally:
+        stop_ocr_pool(pool)
+
+
+@pytest.mark.timeout(120)
+def test_a_task_killed_beside_dying_processes_again_and_again_is_run_until_it_ends() -> None:
+    """Each death is its own task's: the task beside it (another user's chunk, say) is run again
+    however often it is killed with the pool, not failed on the second time. And a death is seen
+    when it happens, not when the task beside it ends."""
+    pool = make_ocr_pool(2, Limits())
+    try:
+        innocent = pool.submit(time.sleep, 3)
+        for _ in range(4):  # four deaths in the other process while it sleeps
+            with pytest.raises(OcrProcessDiedError) as raised:
+                pool.submit(die_after, 0.3).result(timeout=60)
+            assert "died beside" not in str(raised.value)
+            assert not innocent.done()  # seen at once, while the task beside it still ran
+        assert innocent.result(timeout=60) is None
+        assert pool.replaced == 4
     finally:
         stop_ocr_pool(pool)
 
