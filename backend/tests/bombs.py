@@ -254,3 +254,112 @@ def jpx_size_bomb_pdf(path: Path, side: int = 20_000) -> Path:
             )
         ],
     )
+
+
+def form_fan_out_pdf(path: Path, levels: int = 20, times: int = 2) -> Path:
+    """A page drawing a form that draws the next form `times` times, `levels` deep, the last one a
+    letter: a few kilobytes that make PDFium build times ** levels forms (2 ** 20: past 2 GB)."""
+    forms = []
+    for level in range(levels):
+        number = 5 + level
+        forms.append(
+            _stream(
+                b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /F %d 0 R >> >>"
+                % (number + 1),
+                b"q /F Do Q " * times,
+            )
+        )
+    forms.append(
+        _stream(
+            b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 << /Type /Font "
+            b"/Subtype /Type1 /BaseFont /Helvetica >> >> >>",
+            b"BT /F1 12 Tf 72 720 Td (x) Tj ET",
+        )
+    )
+    return _one_page(path, b"/Resources << /XObject << /F 5 0 R >> >>", _stream(b"", b"/F Do"), forms)
+
+
+def self_drawing_form_pdf(path: Path, times: int = 2, pages: int = 1) -> Path:
+    """Pages (one page object, named `pages` times) drawing a form that draws itself `times` times:
+    under 1 KB that PDFium draws down to its own depth limit, times ** depth forms."""
+    form = _stream(
+        b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /S 4 0 R >> >>",
+        b"q 0.5 0 0 0.5 0 0 cm /S Do Q " * times,
+    )
+    kids = b" ".join([b"3 0 R"] * pages)
+    return _write(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % pages,
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /S 4 0 R >> >> "
+            b"/Contents 5 0 R >>",
+            form,
+            _stream(b"", b"/S Do"),
+        ],
+    )
+
+
+_TEXT = b"BT /F1 24 Tf 72 700 Td (Resources) Tj ET"
+_HELVETICA = b"/Type /Font /Subtype /Type1 /BaseFont /Helvetica"
+
+
+def resource_bomb_pdf(path: Path, kind: str, inflated: int) -> Path:
+    """A page of a few words or a fill whose resources hold a FlateDecode stream of `inflated`
+    zeros that PDFium decodes to draw it: kind "icc" (an ICCBased colour space's profile),
+    "function" (a Separation colour's tint transform, a PostScript calculator function), "shading" (a free-form
+    mesh shading's data), "tounicode" (the font's ToUnicode CMap) or "cid font" (a Type 0 font's
+    descendant font's file)."""
+    bomb = b"/Filter /FlateDecode"
+    zeros = deflated_zeros(inflated)
+    fill = b" 72 72 468 648 re f"
+    if kind == "icc":
+        return _one_page(
+            path,
+            b"/Resources << /ColorSpace << /CS0 [/ICCBased 5 0 R] >> >>",
+            _stream(b"", b"/CS0 cs 0.2 0.4 0.6 sc" + fill),
+            [_stream(b"/N 3 " + bomb, zeros)],
+        )
+    if kind == "function":
+        return _one_page(
+            path,
+            b"/Resources << /ColorSpace << /CS0 [/Separation /Spot /DeviceGray 5 0 R] >> >>",
+            _stream(b"", b"/CS0 cs 0.5 sc" + fill),
+            [_stream(b"/FunctionType 4 /Domain [0 1] /Range [0 1] " + bomb, zeros)],
+        )
+    if kind == "shading":
+        return _one_page(
+            path,
+            b"/Resources << /Shading << /Sh0 5 0 R >> >>",
+            _stream(b"", b"/Sh0 sh"),
+            [
+                _stream(
+                    b"/ShadingType 4 /ColorSpace /DeviceGray /BitsPerCoordinate 16 /BitsPerComponent 8 "
+                    b"/BitsPerFlag 8 /Decode [0 612 0 792 0 1] " + bomb,
+                    zeros,
+                )
+            ],
+        )
+    if kind == "tounicode":
+        return _one_page(
+            path,
+            b"/Resources << /Font << /F1 5 0 R >> >>",
+            _stream(b"", _TEXT),
+            [b"<< " + _HELVETICA + b" /ToUnicode 6 0 R >>", _stream(bomb, zeros)],
+        )
+    if kind == "cid font":
+        return _one_page(
+            path,
+            b"/Resources << /Font << /F1 5 0 R >> >>",
+            _stream(b"", b"BT /F1 24 Tf 72 700 Td <00010002> Tj ET"),
+            [
+                b"<< /Type /Font /Subtype /Type0 /BaseFont /Bomb /Encoding /Identity-H "
+                b"/DescendantFonts [6 0 R] >>",
+                b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Bomb /CIDSystemInfo << /Registry (Adobe) "
+                b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 7 0 R >>",
+                b"<< /Type /FontDescriptor /FontName /Bomb /Flags 4 /FontBBox [0 0 1000 1000] /ItalicAngle 0 "
+                b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 8 0 R >>",
+                _stream(bomb, zeros),
+            ],
+        )
+    raise ValueError(kind)

@@ -23,10 +23,11 @@ from app.engines._column_order import Reader, column_text, may_have_columns
 from app.engines._cyrillic_codes import with_cyrillic_codes
 from app.engines._glued_text import drawn_in_touching_pieces, may_be_glued, unglued_text
 from app.engines._letter_spacing import may_be_letter_spaced
-from app.engines._limits import PageMeter, current_limits, memory_error
+from app.engines._limits import current_limits, memory_error
 from app.engines._page_chars import Bounds, bounded_text, level_text, rect_count
 from app.engines._page_clock import start_page_clock
 from app.engines._page_content import PageContents
+from app.engines._page_meter import PageMeter
 from app.engines._rtl_order import may_have_rtl, reading_order
 from app.engines._scan_image import ScanPages, scan_image
 from app.engines._superscripts import marks_apart, may_have_marks

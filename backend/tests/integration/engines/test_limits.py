@@ -22,10 +22,13 @@ from tests.bombs import (
     deep_form_bomb_pdf,
     deflated_zeros,
     die_after,
+    form_fan_out_pdf,
     image_bomb_pdf,
     jpx_size_bomb_pdf,
     own_pid,
     process_memory_mib,
+    resource_bomb_pdf,
+    self_drawing_form_pdf,
 )
 from tests.integration.engines.conftest import Sample
 from tests.pdf_factories import between_text_pages
@@ -115,6 +118,47 @@ def test_bombs_behind_filter_chains_deep_forms_appearances_and_codestreams_are_m
         assert pool.submit(process_memory_mib).result(timeout=60)["VmHWM"] < 400
         pages, _ = pool.submit(recognize_in_process, "tesseract", scan_2p.data, 1).result(timeout=120)
         assert all(p.text for p in pages)
+        assert pool.replaced == 0
+    finally:
+        stop_ocr_pool(pool)
+
+
+RESOURCE_BOMBS = ("icc", "function", "shading", "tounicode", "cid font")
+
+
+@pytest.mark.timeout(300)
+def test_bombs_in_colour_spaces_functions_shadings_fonts_and_forms_drawn_over_and_over_are_measured(
+    tmp_path: Path,
+) -> None:
+    """PDFium decodes a colour space's ICC profile, a tint transform, a mesh shading's data, a
+    ToUnicode CMap and a Type 0 font's descendant font file whole (512 MiB of each took 1 GB), and
+    builds a form again each time it is drawn: 4 KB of forms drawing the next one twice, 20 deep,
+    took an OCR process to 2.8 GB, and 1 KB of a form drawing itself twice to its limit. Each is
+    now a failed page before PDFium loads it; the same shapes at a small size are read."""
+    inflated = 256 * MIB
+    bombs = {kind: resource_bomb_pdf(tmp_path / f"{kind}.pdf", kind, inflated) for kind in RESOURCE_BOMBS}
+    bombs["fan-out"] = form_fan_out_pdf(tmp_path / "fan-out.pdf", levels=20, times=2)
+    bombs["self"] = self_drawing_form_pdf(tmp_path / "self.pdf", times=2)
+    small = {
+        kind: resource_bomb_pdf(tmp_path / f"{kind}-small.pdf", kind, 4 * MIB) for kind in RESOURCE_BOMBS
+    }
+    small["fan-out"] = form_fan_out_pdf(tmp_path / "fan-out-small.pdf", levels=6, times=2)
+    small["self"] = self_drawing_form_pdf(tmp_path / "self-small.pdf", times=1)  # PDFium stops it
+    pool = make_ocr_pool(1, Limits(page_decoded_bytes=128 * MIB, address_space_bytes=2048 * MIB))
+    try:
+        for name, path in bombs.items():
+            (page,), _ = pool.submit(recognize_in_process, "text-layer", path.read_bytes(), 1).result(
+                timeout=120
+            )
+            assert page.error is not None, name
+            assert page.error.code == "resource_limit", (name, page.error)
+            assert "page 1 decodes to more than 128 MiB" in page.error.message
+        for name, path in small.items():
+            (page,), _ = pool.submit(recognize_in_process, "text-layer", path.read_bytes(), 1).result(
+                timeout=120
+            )
+            assert page.error is None, (name, page.error)
+        assert pool.submit(process_memory_mib).result(timeout=60)["VmHWM"] < 400
         assert pool.replaced == 0
     finally:
         stop_ocr_pool(pool)
