@@ -30,7 +30,10 @@ from app.pdf.split import cut_to_files
 
 log = get_logger(__name__)
 
-MAX_DEATHS = 8  # processes PDFium may kill in one file's pass before the rest is left to the workers
+# Processes PDFium may kill in one file's pass before the rest is left to the workers: each death
+# may take seconds (a page growing to the pass's headroom), and the workers measure a page before
+# PDFium sees it. A 1 KB file naming one deadly page 20 times held an upload's planning 12 s at 8.
+MAX_DEATHS = 2
 # Wall seconds a file's pass may take: after them no page is begun, and the rest are the workers'.
 # Each page has its own CPU time (text_pass.PAGE_SECONDS), but a page tree may name one slow page
 # 10,000 times; an upload waits for its pass. Born-digital pages take about 0.3 ms each.
@@ -112,9 +115,9 @@ class TextReader:
         left: list[int],
     ) -> None:
         """Read pages [start, stop). When PDFium kills the process on a page, that page is left to
-        the workers (they fail it alone) and the rest of the slice is read again, up to
-        MAX_DEATHS deaths a file; any other failure leaves the slice's pages to the workers. No
-        page is begun after the deadline."""
+        the workers (they fail it alone) and the rest of the slice is read again, until the
+        file's MAX_DEATHS-th death, after which only the pages before it are; any other failure
+        leaves the slice's pages to the workers. No page is begun after the deadline."""
         loop = asyncio.get_running_loop()
         todo = [part]
         while todo and time.monotonic() < deadline:
@@ -127,7 +130,9 @@ class TextReader:
                 page = exc.context.get("page")
                 if isinstance(page, int) and start < page <= stop and len(left) < MAX_DEATHS:
                     left.append(page)
-                    todo += [r for r in ((start, page - 1), (page, stop)) if r[0] < r[1]]
+                    # the pages before it, read once already; after it, unless that was the last death
+                    after = (page, stop) if len(left) < MAX_DEATHS else (stop, stop)
+                    todo += [r for r in ((start, page - 1), after) if r[0] < r[1]]
                     continue
                 log.info("text_pass_pages_left", pages=f"{start + 1}-{stop}", error_code=exc.code)
                 continue

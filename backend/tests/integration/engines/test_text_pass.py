@@ -14,7 +14,7 @@ from app.core.config import Settings
 from app.engines._page_clock import PAGE_CLOCK_SIGNAL
 from app.pdf.samples import make_born_digital_pdf, make_scanned_pdf
 from app.services.text_reader import TextReader
-from tests.bombs import content_bomb_pdf, scattered_glyphs_pdf
+from tests.bombs import content_bomb_pdf, scattered_glyphs_pdf, self_drawing_form_pdf
 from tests.corpus.unreadable_pages import huge_and_bomb_among_small
 from tests.pdf_factories import between_text_pages
 from tests.peak_rss import run_measuring_peak_rss
@@ -47,6 +47,23 @@ async def test_a_page_that_kills_its_process_is_left_and_the_pages_after_it_are_
 
 
 @pytest.mark.timeout(60)
+async def test_a_file_whose_pages_kill_the_pass_twice_is_left_to_the_workers(
+    reader: TextReader, tmp_path: Path
+) -> None:
+    """1 KB naming one page 20 times whose form draws itself twice: each reading took a process
+    to its headroom (1.6 s here) and the pass read on until eight had died, 12 s of an upload's
+    planning. After two deaths the rest of the file is the workers', whose page meter refuses
+    such a page before PDFium sees it."""
+    path = self_drawing_form_pdf(tmp_path / "self.pdf", times=2, pages=20)
+    with capture_logs() as logs:
+        read = await reader.read("auto", path, 20)
+    assert read.pages == {}
+    (event,) = [e for e in logs if e["event"] == "text_pass"]
+    assert event["died_on"] == [1, 2]
+    assert reader._pool is not None
+    assert reader._pool.replaced == 2
+
+
 async def test_a_page_slow_to_read_is_left_to_the_workers_after_its_seconds(
     reader: TextReader, tmp_path: Path
 ) -> None:
