@@ -19,7 +19,7 @@ import asyncio
 import hashlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +34,7 @@ from starlette.requests import ClientDisconnect
 
 from app.api.errors import PayloadTooLargeError, UploadStalledError
 from app.core.errors import InvalidInputError, OCRError
+from app.core.filenames import shown_name
 
 if TYPE_CHECKING:  # a TypedDict python-multipart declares for type checkers only
     from python_multipart.multipart import MultipartCallbacks
@@ -150,9 +151,8 @@ async def receive_options(request: Request, allowed: set[str], *, idle_seconds: 
         body += block
         if len(body) > OPTIONS_LIMIT:
             raise PayloadTooLargeError(f"a body of options is at most {OPTIONS_LIMIT} bytes")
-    options = dict(request.query_params)
-    if body:
-        options.update(_options_form(bytes(body), request.headers.get("content-type")))
+    form = _options_form(bytes(body), request.headers.get("content-type")) if body else []
+    options = options_once([*request.query_params.multi_items(), *form])
     unknown = set(options) - allowed
     if unknown:
         raise MalformedUploadError(
@@ -161,14 +161,27 @@ async def receive_options(request: Request, allowed: set[str], *, idle_seconds: 
     return options
 
 
-def _options_form(body: bytes, content_type: str | None) -> dict[str, str]:
+def options_once(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The options, each by its name; one given twice with two values (twice in the query or the
+    form, or in both) is MalformedUploadError: which one was meant cannot be known, and taking the
+    last (a form's) or the first (a query's) had been silent."""
+    options: dict[str, str] = {}
+    for name, value in pairs:
+        if options.setdefault(name, value) != value:
+            raise MalformedUploadError(
+                f"{name}: given twice, as {shown_name(options[name], 40)!r} and {shown_name(value, 40)!r}"
+            )
+    return options
+
+
+def _options_form(body: bytes, content_type: str | None) -> list[tuple[str, str]]:
     kind, params = parse_options_header(content_type)
     if kind == b"application/x-www-form-urlencoded":
         try:
             pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=FIELDS_LIMIT)
         except (UnicodeDecodeError, ValueError) as exc:
             raise MalformedUploadError(f"the form cannot be read: {exc}") from None
-        return dict(pairs)
+        return pairs
     if kind == b"multipart/form-data" and params.get(b"boundary"):
         form = _Form()
         try:
@@ -180,7 +193,7 @@ def _options_form(body: bytes, content_type: str | None) -> dict[str, str]:
             raise MalformedUploadError("the multipart form ended before its closing boundary")
         if form.file_seen:
             raise MalformedUploadError("this takes no file")
-        return form.fields
+        return list(form.fields.items())
     raise MalformedUploadError("send options as form fields (url-encoded or multipart) or query parameters")
 
 
@@ -344,6 +357,7 @@ class _Form:
     def _part_end(self) -> None:
         if self._in_field is not None:
             value = self._value.decode("utf-8", "replace")
+            options_once([*self.fields.items(), (self._in_field, value)])  # a field twice: refused
             self.fields[self._in_field] = value
             self._new_fields.append((self._in_field, value))
         self._in_file, self._in_field = False, None

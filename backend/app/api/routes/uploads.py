@@ -17,7 +17,14 @@ from starlette.datastructures import QueryParams
 
 from app.api.deps import CurrentUser, DocumentsDep, SettingsDep, require_writer
 from app.api.schemas import StartedView
-from app.api.uploads import MalformedUploadError, ReceivedUpload, UploadSlots, chunk_pages_option, receive_pdf
+from app.api.uploads import (
+    MalformedUploadError,
+    ReceivedUpload,
+    UploadSlots,
+    chunk_pages_option,
+    options_once,
+    receive_pdf,
+)
 from app.core.config import Settings
 from app.core.filenames import display_filename
 from app.core.languages import LANGUAGE_MAX, LANGUAGE_PATTERN
@@ -141,7 +148,7 @@ async def _start(
     documents: Documents,
     settings: Settings,
 ) -> StartedView:
-    options = {**dict(query), **received.fields}
+    options = options_once([*query.multi_items(), *received.fields.items()])
     unknown = set(options) - {"engine", "language", "chunkPages", "start", "matterId", "filename"}
     if unknown:
         raise MalformedUploadError(f"unknown field {sorted(unknown)[0]!r}; an upload takes {_OPTIONS}")

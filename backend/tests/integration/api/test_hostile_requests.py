@@ -361,3 +361,64 @@ async def test_a_forged_host_is_never_sent_back_as_a_redirect(
     )
     assert "location" not in response.headers
     assert_error(response, 404, "not_found")
+
+
+@pytest.mark.parametrize(
+    ("url", "data"),
+    [
+        ("/matters/{matter}/documents", {"engine": ["auto", "text-layer"]}),
+        ("/matters/{matter}/documents?engine=auto", {"engine": "text-layer"}),
+        ("/matters/{matter}/documents?chunkPages=1&chunkPages=2", {}),
+        ("/documents?matterId={other}", {"matterId": "{matter}"}),
+    ],
+    ids=["form twice", "query and form", "query twice", "legacy matterId in query and form"],
+)
+async def test_an_option_given_twice_with_two_values_is_422_and_starts_nothing(
+    client: httpx.AsyncClient,
+    pool: asyncpg.Pool,
+    member: tuple[UUID, UUID],  # noqa: F811
+    pdf: Path,  # noqa: F811
+    url: str,
+    data: dict[str, str | list[str]],
+) -> None:
+    """Which value was meant cannot be known: the last one in a form had been taken silently, a
+    form's over a query's, and for the legacy route's matterId the query's over the form's."""
+    matter, user = member
+    other = await make_matter(pool, "another of the user's matters")
+    await pool.execute("insert into public.matter_members (matter_id, user_id) values ($1, $2)", other, user)
+    fill = {"matter": str(matter), "other": str(other)}
+    with pdf.open("rb") as handle:
+        response = await client.post(
+            url.format(**fill),
+            headers=bearer(user),
+            data={k: v.format(**fill) if isinstance(v, str) else v for k, v in data.items()},
+            files={"file": (pdf.name, handle, "application/pdf")},
+        )
+    message = assert_error(response, 422, "invalid_input")
+    assert "given twice" in message
+    documents = "select count(*) from public.documents where matter_id = any($1)"
+    assert await pool.fetchval(documents, [matter, other]) == 0
+    with pdf.open("rb") as handle:  # the same value twice is one value
+        same = await client.post(
+            f"/matters/{matter}/documents?engine=auto",
+            headers=bearer(user),
+            data={"engine": ["auto", "auto"]},
+            files={"file": (pdf.name, handle, "application/pdf")},
+        )
+    assert same.status_code == 201, same.text
+
+
+async def test_the_start_route_refuses_an_option_given_twice_with_two_values(
+    client: httpx.AsyncClient,
+    member: tuple[UUID, UUID],  # noqa: F811
+    pdf: Path,  # noqa: F811
+) -> None:
+    matter, user = member
+    created = await upload(client, user, matter, pdf, start="false")
+    document = created.json()["document"]["id"]
+    response = await client.post(
+        f"/documents/{document}/ocr?chunkPages=1", headers=bearer(user), data={"chunkPages": "2"}
+    )
+    assert "given twice" in assert_error(response, 422, "invalid_input")
+    started = await client.post(f"/documents/{document}/ocr?chunkPages=2", headers=bearer(user))
+    assert started.status_code == 202, started.text
