@@ -89,6 +89,39 @@ async def test_page_shows_a_finished_document(
 
 
 @pytest.mark.timeout(180)
+async def test_page_runs_its_own_script_only_and_may_not_be_framed(
+    server: str, browser: Browser, runtime: Runtime, arq_redis: ArqRedis, pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    """A token in the fragment is a session: the page had no Content-Security-Policy and could be
+    framed by any site. Its own script and style run under the policy (no violation while it
+    works); a script put into it does not."""
+    matter = await make_matter(pool)
+    user = await make_user(pool, matter)
+    make_born_digital_pdf(tmp_path / "a.pdf", pages=2)
+    document_id = await upload(server, user, matter, tmp_path / "a.pdf", engine="text-layer")
+    await burst_worker(arq_redis, runtime).main()
+
+    page = await browser.new_page()
+    console: list[str] = []
+    page.on("console", lambda message: console.append(message.text))
+    response = await page.goto(f"{server}/ui/documents/{document_id}#token={token(user)}")
+    assert response is not None
+    policy = response.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy
+    assert "script-src 'self' 'sha256-" in policy
+    assert response.headers["x-frame-options"] == "DENY"
+    await expect(page.locator("#summary")).to_contain_text("completed: 2 of 2 pages (100%)")
+    injected = await page.evaluate(
+        """() => { const s = document.createElement("script"); s.textContent = "window.injected = 1";
+        document.body.appendChild(s); return window.injected === 1; }"""
+    )
+    assert injected is False
+    violations = [text for text in console if "Content Security Policy" in text]
+    assert len(violations) == 1  # the injected script's, and no other
+    assert "inline script" in violations[0]
+
+
+@pytest.mark.timeout(180)
 async def test_page_links_to_the_searchable_pdf_once_done(
     server: str, browser: Browser, runtime: Runtime, arq_redis: ArqRedis, pool: asyncpg.Pool, tmp_path: Path
 ) -> None:
