@@ -214,9 +214,10 @@ class ChunkOcrWorker(Worker):
         runtime = self.ctx.get("runtime")
         if runtime is not None:
             await self._check_database(runtime)
-            queue = ArqJobQueue(self.pool)
-            await queue.advertise_engines(runtime.engines.available)
-            await queue.advertise_languages(runtime.engines.languages)
+            if runtime.engines.complete:  # a part would read as all this worker can run
+                queue = ArqJobQueue(self.pool)
+                await queue.advertise_engines(runtime.engines.available)
+                await queue.advertise_languages(runtime.engines.languages)
         ongoing = sum(not t.done() for t in self.tasks.values())
         info = (
             f"{time.strftime('%b-%d %H:%M:%S')} j_complete={self.jobs_complete} "

@@ -44,8 +44,9 @@ class InlineWorker:
     ) -> InlineWorker:
         """Start the worker on the running event loop: `settings.ocr_processes` OCR processes,
         one job slot more (a finalize never waits behind OCR), the engine and language its
-        chunks name. The engine probe is skipped: nothing but this command reads what a
-        worker advertises, and the OCR processes' warm-up proves the engine it runs.
+        chunks name. The engine probe is skipped (the OCR processes' warm-up proves the engine
+        it runs), so it advertises no engine: an API on the same Redis would take its one engine
+        for all the workers can run.
         revivers: what starts an embedded server again if it goes away, by dependency (as
         `chunk-ocr worker`)."""
         # Imported here: the forkserver preloads what the command's main module imports, and the

@@ -46,6 +46,9 @@ class EngineCatalog:
     versions: dict[str, str] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)  # engine -> why it cannot run here
     languages: list[str] = field(default_factory=list)  # what tesseract reads here (not osd)
+    # Every engine was asked (the probe answered). Only a complete catalog is advertised: the API
+    # takes an engine no fresh advertisement names for one no worker can run.
+    complete: bool = False
 
     @property
     def available(self) -> list[str]:
@@ -177,7 +180,9 @@ async def _connect_repository(settings: Settings, health: DependencyHealth) -> C
 
 
 async def _default_engine_only(catalog: EngineCatalog, engine: str, version: str | None) -> None:
-    """The catalog of a worker that probes nothing: the default engine, when it could be built."""
+    """The catalog of a worker that probes nothing: the default engine, when it could be built.
+    Not complete: the worker may run others, and says nothing of them (advertising this one
+    alone had the API refuse every other engine for ENGINE_ADVERTISEMENT_TTL_SECONDS)."""
     if version is not None:
         catalog.versions[engine] = version
 
@@ -208,6 +213,7 @@ async def _probe_engines(catalog: EngineCatalog, worker_id: str, settings: Setti
     catalog.versions.update(found["versions"])
     catalog.reasons.update(found["reasons"])
     catalog.languages[:] = found["languages"]
+    catalog.complete = True
     log.info(
         "worker_engines",
         worker_id=worker_id,

@@ -18,7 +18,7 @@ from app.services.planner import start_document
 from app.services.queue import ArqJobQueue
 from app.services.runtime import Runtime
 from app.storage.base import get_verified
-from app.worker import worker_settings
+from app.worker import PROBE_ENGINES, worker_settings
 from app.worker_loop import ChunkOcrWorker
 from tests.corpus.languages import russian_scan
 from tests.integration.conftest import burst_worker
@@ -115,3 +115,27 @@ async def test_a_worker_advertises_the_languages_its_tesseract_reads(
         await worker.close()
     (advertised,) = await queue.worker_languages()
     assert advertised == frozenset(runtime.engines.languages)
+
+
+async def test_a_worker_that_probes_no_engine_advertises_none(
+    settings: Settings, arq_redis: ArqRedis, tmp_path: Path
+) -> None:
+    """`chunk-ocr run`'s worker knows only its own engine: advertised alone, it had an API on the
+    same Redis refuse every other engine (422 engine_unavailable) for ten minutes."""
+    own = settings.model_copy(
+        update={"local_storage_dir": tmp_path / "storage", "ocr_engine": "text-layer", "ocr_processes": 1}
+    )
+    queue = ArqJobQueue(arq_redis)
+    options = worker_settings(own)
+    options["ctx"][PROBE_ENGINES] = False  # as app.local.workers starts it
+    worker = ChunkOcrWorker(**{**options, "health_check_interval": 0}, burst=True, handle_signals=False)
+    try:
+        await worker.main()
+        runtime = worker.ctx["runtime"]
+        await runtime.probe
+        assert runtime.engines.available == ["text-layer"]
+        await worker.record_health()
+    finally:
+        await worker.close()
+    assert await queue.engine_offered("tesseract") is None  # nothing said: accepted
+    assert await queue.engine_offered("text-layer") is None
