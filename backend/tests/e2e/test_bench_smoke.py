@@ -6,15 +6,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 
 from tests.e2e.conftest import REPO_ROOT
 
 # name: table rows it prints
 BENCHMARKS = {
-    "scanned": 3,
-    "dense": 3,  # the scanned rows on the dense, clean file
+    "scanned": 3,  # bench.dense is bench.scanned on another file (test_the_dense_file_is_dense)
     "searchable": 3,  # pages/s, pdftotext CER, size
     "quality": 5,  # two orientation pages, the Russian and German scans, and the seconds
     "born_digital": 2,
@@ -57,6 +58,23 @@ def test_benchmark_runs_and_prints_its_rows_in_the_table(
     for line in body:  # past the 48-character name: ours, baseline and the ratio (or a count) are numbers
         numbers = [part for part in line[48:].split() if part.replace(".", "", 1).lstrip("+-").isdigit()]
         assert len(numbers) >= 2, line
+
+
+def test_the_dense_file_is_dense(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dense benchmark's file: clean prose filling the page, two to three times the degraded
+    scan's text (its run is the scanned benchmark's, proved above)."""
+    monkeypatch.syspath_prepend(str(REPO_ROOT))  # where `python -m bench` runs
+    from bench._samples import make_dense_scan_pdf
+
+    texts = make_dense_scan_pdf(tmp_path / "dense.pdf", 1, seed=2026)
+    assert len(texts) == 1
+    assert len(texts[0]) > 4000
+    with pdfium.PdfDocument(tmp_path / "dense.pdf") as document:
+        assert len(document) == 1
+        assert document[0].get_textpage().count_chars() == 0  # an image only: tesseract's to read
+    done = _bench("--help", env=dict(os.environ), module="bench.dense")
+    assert done.returncode == 0
+    assert "--pages" in done.stdout
 
 
 def test_unknown_benchmark_is_refused_in_one_line() -> None:

@@ -120,24 +120,24 @@ async def test_sigterm_finishes_the_running_chunk_and_exits_zero(
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("arq_cli", [False, True], ids=["chunk-ocr-worker", "arq-cli"])
 async def test_a_worker_stopped_mid_chunk_does_not_charge_the_chunk_an_attempt(
     cli_env: dict[str, str],
     start_worker: Callable[..., subprocess.Popen[bytes]],
     service: OCRChunkService,
     pool: asyncpg.Pool,
     tmp_path: Path,
-    arq_cli: bool,
 ) -> None:
     """A deploy's SIGTERM past the grace period cancelled the chunk as a worker_timeout, an
     attempt like any failure: with OCR_MAX_ATTEMPTS=1 one deploy failed the document for good,
     and with the default three, three deploys during one long chunk did. Now the chunk is
-    handed back as worker_stopped, its attempt given back, and the next worker reads it."""
+    handed back as worker_stopped, its attempt given back, and the next worker reads it.
+    The stopped worker is started by arq's command line (whose worker is adopted, its signal
+    handlers bound again), the next by `chunk-ocr worker`."""
     env = cli_env | FAST_RECOVERY | {"OCR_MAX_ATTEMPTS": "1", "WORKER_GRACE_SECONDS": "1"}
     texts = make_scanned_pdf(tmp_path / "scan.pdf", pages=6, seed=13)  # several seconds of OCR
     document_id = submit(env, tmp_path / "scan.pdf", chunk_pages=6)
 
-    stopped = start_worker(env, "stopped", arq_cli=arq_cli)
+    stopped = start_worker(env, "stopped", arq_cli=True)
     row = await wait_for(lambda: processing_by_someone(pool, document_id), 60, "the chunk in processing")
     stopped.send_signal(signal.SIGTERM)
     assert stopped.wait(timeout=60) == 0
@@ -147,7 +147,7 @@ async def test_a_worker_stopped_mid_chunk_does_not_charge_the_chunk_an_attempt(
     assert (handed_back.attempt_count, handed_back.max_attempts) == (1, 2)  # the attempt given back
     assert await document_status(pool, document_id, "processing")
 
-    start_worker(env, "next", arq_cli=arq_cli)
+    start_worker(env, "next", arq_cli=False)
     await wait_for(lambda: document_status(pool, document_id, "completed"), 120, "the document to complete")
     chunk = await service.get_chunk(row["id"])
     assert (chunk.status, chunk.attempt_count, chunk.max_attempts) == ("completed", 2, 2)
