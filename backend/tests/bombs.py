@@ -166,6 +166,15 @@ def own_pid() -> int:
     return os.getpid()
 
 
+def pid_after(seconds: float) -> int:
+    """Run in an OCR process: its pid, after `seconds`."""
+    import os
+    import time
+
+    time.sleep(seconds)
+    return os.getpid()
+
+
 def die_after(seconds: float) -> None:
     """Run in an OCR process: end it, as PDFium's abort does, after `seconds`."""
     import os

@@ -8,19 +8,19 @@ process under the worker dies with its parent, even on SIGKILL (_lifetime.py).
 Each OCR process runs under the limits of _limits.py (decoded bytes per page,
 an address-space limit that its tesseract inherits). A MemoryError there comes
 back as ResourceLimitError. A process that dies (PDFium aborts on a failed
-allocation; the OOM killer; kill -9) breaks a ProcessPoolExecutor for good and
-fails every task in it, so OcrPool replaces the broken executor: the task that
-was running in the dead process fails with OcrProcessDiedError, the others
-(running in live processes, which are killed, or still queued) run again on
-the new executor, and the next chunk finds a working pool. A task killed beside
-a process that died of its own task is run again however often that happens (up
-to MAX_RERUNS_BESIDE): it did nothing wrong, and each such death is charged to
-the task that caused it (its chunk's attempt, or its page). When no process is
-found dead of its own task, the others run again once.
+allocation; the OOM killer; kill -9; a page past its CPU time) breaks the
+ProcessPoolExecutor it runs in for good and fails every task in it, so each OCR
+process has an executor of its own (a slot): a death ends its own task alone,
+with OcrProcessDiedError, and the slot gets a new process. The tasks in other
+processes run on. (One executor for all of them had killed every process with
+the one that died: a stream of hostile pages restarted another user's chunk
+over and over until its attempts were spent.) OcrPool queues the tasks and
+gives each to the next free slot, in order.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import logging
@@ -31,7 +31,6 @@ import signal
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future, InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -60,10 +59,6 @@ from app.engines.specs import engine_spec
 
 log = get_logger(__name__)
 _MIB = 1 << 20
-# Times a task may be run again after being killed beside a process that died of its own task: a
-# bound the deaths themselves already set (each is charged to its own task, and a chunk's page
-# that kills its process twice is failed), kept in case they do not.
-MAX_RERUNS_BESIDE = 64
 _SHM = Path("/dev/shm")
 
 
@@ -119,7 +114,8 @@ def make_ocr_pool(
 
 
 class OcrPool(Executor):
-    """A ProcessPoolExecutor of OCR processes that replaces itself when one of them dies."""
+    """OCR processes, each in a ProcessPoolExecutor of its own (a slot), fed from one queue; a
+    slot whose process died gets a new one."""
 
     def __init__(
         self,
@@ -138,16 +134,13 @@ class OcrPool(Executor):
         self._shutdown = False
         self._tokens = itertools.count()
         # Each running task names itself in a file named by its process's pid: when a process
-        # dies, the file it left says which task it was running.
+        # dies, the file it left says which page it was on.
         self._running = Path(
             tempfile.mkdtemp(prefix="chunk-ocr-pool-", dir=_SHM if os.access(_SHM, os.W_OK) else None)
         )
-        self._executor = self._new_executor()
-        # per broken executor: the tasks whose process died, and the page each was on
-        self._culprits: weakref.WeakKeyDictionary[ProcessPoolExecutor, dict[int, _Death]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self.replaced = 0  # how many times a dead process broke the executor
+        self._slots = [_Slot(self._new_executor()) for _ in range(processes)]
+        self._queued: collections.deque[_Task] = collections.deque()
+        self.replaced = 0  # how many times a dead process was replaced
         self.stall_seconds = stall_seconds
         self._stalled: set[int] = set()  # pids the stall watch killed
         self._watch = (
@@ -158,143 +151,139 @@ class OcrPool(Executor):
 
     def _new_executor(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
-            max_workers=self.processes,
+            max_workers=1,
             mp_context=multiprocessing.get_context("forkserver"),
             initializer=_start_ocr_process,
             initargs=(self.limits, self.settings),
         )
 
     def _current_processes(self) -> dict[int, BaseProcess]:
-        return dict(self._executor._processes or {})
-
-    @property
-    def executor(self) -> ProcessPoolExecutor:
-        """The current executor (a new one after a process died)."""
-        return self._executor
+        with self._lock:
+            executors = [slot.executor for slot in self._slots]
+        return {
+            pid: process for executor in executors for pid, process in (executor._processes or {}).items()
+        }
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        outer: Future[Any] = Future()
-        self._submit(outer, next(self._tokens), fn, args, kwargs, _Reruns())
-        return outer
-
-    def _submit(
-        self,
-        outer: Future[Any],
-        token: int,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        reruns: _Reruns,
-    ) -> None:
+        task = _Task(Future(), next(self._tokens), fn, args, kwargs)
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("cannot schedule new futures after shutdown")
-            executor = self._executor
-            try:
-                inner = executor.submit(_tracked, str(self._running), token, fn, args, kwargs)
-            except BrokenProcessPool:
-                executor = self._replace(executor)
-                inner = executor.submit(_tracked, str(self._running), token, fn, args, kwargs)
-            _watch_new_processes(executor)
+            self._queued.append(task)
+            self._dispatch()
+        return task.outer
 
-        def done(inner: Future[Any]) -> None:
-            if outer.cancelled():
-                return
-            error = inner.exception() if not inner.cancelled() else None
+    def _dispatch(self) -> None:
+        """Give queued tasks to free slots (under the lock); a task cancelled while queued is dropped."""
+        for slot in self._slots:
+            while slot.task is None and self._queued:
+                task = self._queued.popleft()
+                if task.outer.set_running_or_notify_cancel():
+                    self._start(slot, task)
+
+    def _start(self, slot: _Slot, task: _Task) -> None:
+        args = (str(self._running), task.token, task.fn, task.args, task.kwargs)
+        try:
+            inner = slot.executor.submit(_tracked, *args)
+        except BrokenProcessPool:  # its idle process died (killed from outside)
+            self._replace(slot, slot.executor)
+            inner = slot.executor.submit(_tracked, *args)
+        slot.task = task
+        executor = slot.executor
+        inner.add_done_callback(lambda inner: self._done(slot, executor, task, inner))
+
+    def _done(self, slot: _Slot, executor: ProcessPoolExecutor, task: _Task, inner: Future[Any]) -> None:
+        error = inner.exception() if not inner.cancelled() else None
+        with self._lock:
+            if slot.task is task:
+                slot.task = None
             if isinstance(error, BrokenProcessPool) and not self._shutdown:
-                culprits = self._on_broken(executor)
-                death = culprits.get(token)
-                if death is None and (again := reruns.after(culprits)) is not None:
-                    try:
-                        self._submit(outer, token, fn, args, kwargs, again)
-                        return
-                    except RuntimeError:  # shut down meanwhile
-                        pass
+                death = self._on_death(slot, executor)
+                if death is None and not task.reruns:  # it died before the task began: once more
+                    task.reruns += 1
+                    self._queued.appendleft(task)
+                    self._dispatch()
+                    return
                 error = _death_error(death, self.limits, self.stall_seconds)
-            with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
-                if inner.cancelled():
-                    outer.cancel()
-                elif error is not None:
-                    outer.set_exception(error)
-                else:
-                    outer.set_result(inner.result())
+            if not self._shutdown:
+                self._dispatch()
+        with contextlib.suppress(InvalidStateError):
+            if inner.cancelled():
+                task.outer.cancel()
+            elif error is not None:
+                task.outer.set_exception(error)
+            else:
+                task.outer.set_result(inner.result())
 
-        outer.add_done_callback(lambda f: inner.cancel() if f.cancelled() else None)
-        inner.add_done_callback(done)
+    def _on_death(self, slot: _Slot, executor: ProcessPoolExecutor) -> _Death | None:
+        """How the slot's process died running its task (None: no task of it had begun), and a
+        new process for the slot."""
+        death = None
+        for process in list((executor._processes or {}).values()):
+            with contextlib.suppress(OSError, ValueError):
+                _, *page = (self._running / str(process.pid)).read_text().split()
+                stalled = process.pid in self._stalled
+                death = _Death(int(page[0]) if page else None, process.exitcode or 0, stalled)
+            self._stalled.discard(process.pid)  # a later process may be given the same pid
+            (self._running / str(process.pid)).unlink(missing_ok=True)
+        self._replace(slot, executor)
+        return death
 
-    def _on_broken(self, executor: ProcessPoolExecutor) -> dict[int, _Death]:
-        """Replace the broken executor (once); the tasks (by token) whose processes died, and how.
-        A task not among them ran in a process that lived (killed beside one that died), or was
-        queued."""
-        with self._lock:
-            culprits = self._culprits.get(executor)
-            if culprits is None:
-                # Read before _replace kills the survivors: the processes dead by now are the cause.
-                processes = list((executor._processes or {}).values())
-                culprits = {}
-                for process in processes:
-                    if process.exitcode is not None:
-                        with contextlib.suppress(OSError, ValueError):
-                            task, *page = (self._running / str(process.pid)).read_text().split()
-                            stalled = process.pid in self._stalled
-                            culprits[int(task)] = _Death(
-                                int(page[0]) if page else None, process.exitcode, stalled
-                            )
-                    self._stalled.discard(process.pid)  # a later process may be given the same pid
-                self._culprits[executor] = culprits
-                self._replace(executor)
-                for process in processes:
-                    (self._running / str(process.pid)).unlink(missing_ok=True)
-            return culprits
-
-    def _replace(self, broken: ProcessPoolExecutor) -> ProcessPoolExecutor:
-        """A new executor for a broken one, whose surviving processes (they ignore SIGTERM) are killed."""
-        with self._lock:
-            if broken is not self._executor:
-                return self._executor
-            survivors = list((broken._processes or {}).values())
-            for process in survivors:
-                if process.exitcode is None:
-                    with contextlib.suppress(OSError):
-                        process.kill()
-            self._executor = self._new_executor()
-            self.replaced += 1
-            log.log(
-                self.replaced_level,
-                "ocr_pool_replaced",
-                exit_codes={p.pid: p.exitcode for p in survivors},
-                replaced=self.replaced,
-            )
-            return self._executor
+    def _replace(self, slot: _Slot, broken: ProcessPoolExecutor) -> None:
+        """A new executor in the slot for a broken one, whose process (it ignores SIGTERM) is
+        killed if it still runs."""
+        if slot.executor is not broken:
+            return
+        old = list((broken._processes or {}).values())
+        for process in old:
+            if process.exitcode is None:
+                with contextlib.suppress(OSError):
+                    process.kill()
+        slot.executor = self._new_executor()
+        self.replaced += 1
+        log.log(
+            self.replaced_level,
+            "ocr_process_replaced",
+            exit_codes={p.pid: p.exitcode for p in old},
+            replaced=self.replaced,
+        )
 
     def stop_watching(self) -> None:
         if self._watch is not None:
             self._watch.stop()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop the slots. Tasks still queued are cancelled, whatever cancel_futures says: only
+        the pool could start them, and it is stopping."""
         self.stop_watching()
         with self._lock:
             self._shutdown = True
-            executor = self._executor
-        executor.shutdown(wait=wait, cancel_futures=cancel_futures)
+            queued, self._queued = list(self._queued), collections.deque()
+            executors = [slot.executor for slot in self._slots]
+        for task in queued:
+            task.outer.cancel()
+        for executor in executors:
+            executor.shutdown(wait=wait, cancel_futures=cancel_futures)
         if wait:
             shutil.rmtree(self._running, ignore_errors=True)
 
 
-def _watch_new_processes(executor: ProcessPoolExecutor) -> None:
-    """Have the executor's thread watch the process submit may just have started.
+@dataclass(eq=False)
+class _Task:
+    outer: Future[Any]
+    token: int
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    reruns: int = 0  # runs again after its process died before it began
 
-    ProcessPoolExecutor.submit (CPython 3.11 and 3.12) wakes its thread before it starts a process
-    for the task, so the thread goes back to waiting on the processes it knew: a process started
-    while another was busy went unwatched, and its death was seen only when something else woke
-    the thread (measured: a process dead at 0.3 s was seen at 2.0 s, when a task beside it ended).
-    Its chunk waited that long, or as long as the chunk beside it ran. Waking the thread again,
-    now that the process is in the executor's table, has it watched at once."""
-    wakeup = getattr(executor, "_executor_manager_thread_wakeup", None)
-    lock = getattr(executor, "_shutdown_lock", None)
-    if wakeup is not None and lock is not None:
-        with lock, contextlib.suppress(OSError):  # as submit wakes it; OSError: closed meanwhile
-            wakeup.wakeup()
+
+@dataclass(eq=False)
+class _Slot:
+    """One OCR process's executor, and the task it runs (None: free)."""
+
+    executor: ProcessPoolExecutor
+    task: _Task | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,27 +296,11 @@ class _Death:
     stalled: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class _Reruns:
-    """How often a task was run again after being killed beside a dying process: beside one that
-    died of its own task (up to MAX_RERUNS_BESIDE), and beside a death no task is known to have
-    caused (once: an initializer that fails, say, would fail every run)."""
-
-    beside: int = 0
-    unexplained: int = 0
-
-    def after(self, culprits: dict[int, _Death]) -> _Reruns | None:
-        """The count for one more run after a break whose dead processes' tasks were culprits, or
-        None: none is left."""
-        if culprits:
-            return _Reruns(self.beside + 1, self.unexplained) if self.beside < MAX_RERUNS_BESIDE else None
-        return _Reruns(self.beside, self.unexplained + 1) if not self.unexplained else None
-
-
 def _death_error(death: _Death | None, limits: Limits, stall_seconds: float) -> OcrProcessDiedError:
-    """What a task whose process died (death), or that died beside one that did (None), fails with."""
+    """What a task whose process died fails with: how (death), or, where the process died before
+    the task began twice over, that alone."""
     if death is None:
-        return OcrProcessDiedError("the OCR process running this chunk died beside another one")
+        return OcrProcessDiedError("the OCR process for this chunk died before it began, twice")
     on_page = f"page {death.page}" if death.page is not None else "the chunk's PDF"
     if death.stalled:
         return OcrProcessDiedError(
@@ -379,16 +352,16 @@ def stop_ocr_pool(executor: Executor, timeout: float = 5.0) -> None:
     """
     started = time.monotonic()
     pool = executor if isinstance(executor, OcrPool) else None
+    # The executors have no public handle on their processes; they must be taken before shutdown.
     if pool is not None:
-        pool.stop_watching()
-        with pool._lock:
-            pool._shutdown = True  # no replacement from here on: stopping breaks the executor on purpose
-            executor = pool.executor
-    # The executor has no public handle on its processes; they must be taken before shutdown.
-    processes = (
-        list((executor._processes or {}).values()) if isinstance(executor, ProcessPoolExecutor) else []
-    )
-    executor.shutdown(wait=False, cancel_futures=True)  # its thread tells each idle process to exit
+        processes = list(pool._current_processes().values())
+    elif isinstance(executor, ProcessPoolExecutor):
+        processes = list((executor._processes or {}).values())
+    else:
+        processes = []
+    # No replacement from here on (stopping breaks the executors on purpose); each executor's
+    # thread tells its idle process to exit.
+    executor.shutdown(wait=False, cancel_futures=True)
     running: dict[int, BaseProcess] = {process.sentinel: process for process in processes}
     _await_exits(running, started + timeout)
     # While one process is busy the executor stops none, so the idle ones are killed as well.

@@ -398,7 +398,7 @@ class ChunkProcessor:
             except OcrProcessDiedError as exc:
                 page = exc.context.get("page")
                 if not isinstance(page, int) or not chunk.page_start <= page <= chunk.page_end:
-                    raise  # killed before any page, or beside another process: the attempt fails
+                    raise  # killed before any page: the attempt fails
                 deaths[page] += 1
                 if deaths[page] >= _DEATHS_TO_BLAME_A_PAGE or not exc.retryable:
                     lost[page] = (exc.code, exc.message)

@@ -81,7 +81,7 @@ async def test_a_page_slow_to_read_is_left_to_the_workers_after_its_seconds(
     assert told == [True]  # page 2 is the workers'
     assert reader._pool is not None
     assert reader._pool.replaced == 1
-    (replaced,) = [e for e in logs if e["event"] == "ocr_pool_replaced"]
+    (replaced,) = [e for e in logs if e["event"] == "ocr_process_replaced"]
     assert -PAGE_CLOCK_SIGNAL in replaced["exit_codes"].values()
 
 
