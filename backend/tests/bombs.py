@@ -372,3 +372,15 @@ def resource_bomb_pdf(path: Path, kind: str, inflated: int) -> Path:
             ],
         )
     raise ValueError(kind)
+
+
+def unbalanced_marks_pdf(path: Path, levels: int) -> Path:
+    """A page of one line that begins marked content `levels` times and never ends it: 20 KB at
+    20,000 levels, which PDFium took to 2 GB."""
+    content = b"BT /F1 12 Tf 72 700 Td " + b"/P <<>> BDC " * levels + b"(Marked content) Tj ET"
+    return _one_page(
+        path,
+        b"/Resources << /Font << /F1 << " + _HELVETICA + b" >> >> >>",
+        _stream(b"", content),
+        [],
+    )

@@ -16,7 +16,11 @@ pypdf walks what the page can draw and counts:
   stream draws it (`/Name Do`), so forms drawing forms multiply (one drawing the next twice, 20
   deep, is a million forms: 845 bytes of PDF took an OCR process to its 2 GB), and a form that
   draws itself twice never ends. Each drawing counts the form's content and _FORM_COST, down to
-  _MAX_FORM_DEPTH forms deep (PDFium stops at about 40).
+  _MAX_FORM_DEPTH forms deep (PDFium stops at about 40);
+- marked content by how deep it nests (`BDC`/`BMC` ... `EMC`): PDFium held about 36 KB a level,
+  and 20 KB of a page that begins marked content 20,000 times and never ends it took an OCR
+  process to its 2 GB. Each content stream counts _MARK_COST a level at its deepest (a page's
+  streams run on from one another).
 
 Keys that name nothing drawn (the page tree, links, metadata, an editor's private data) are not
 followed. A page over the limit fails with ResourceLimitError before PDFium sees it.
@@ -44,6 +48,9 @@ _MAX_FORM_DEPTH = 100  # forms drawing forms (PDFium draws some 40 deep; a bomb 
 # What PDFium holds for each drawing of a form besides its objects: measured at about 1.3 KB a
 # form on a page that draws 131,071 small ones (175 MB).
 _FORM_COST = 1024
+# What PDFium holds for each level of marked content open at once: measured at about 36 KB a
+# level between 5,000 (220 MB) and 10,000 (398 MB) levels on one page.
+_MARK_COST = 36 * 1024
 _MAX_NESTING = 512  # objects inside one another from the page (forms 100 deep, 4 levels each)
 _MAX_OBJECTS = 100_000  # objects a page's walk visits; past them the rest is the memory limit's
 # What a resource dictionary holds that a page can draw (ISO 32000-1, 7.8.3); other keys are
@@ -83,6 +90,8 @@ _NOT_DRAWN = frozenset(
 # `/Name Do`: a content stream drawing an XObject (white space and delimiters per ISO 32000-1, 7.2.2)
 _DO = re.compile(rb"/([^\x00\t\n\x0c\r /\[\]()<>{}%]*)[\x00\t\n\x0c\r ]*Do(?![^\x00\t\n\x0c\r /\[\]()<>{}%])")
 _DO_CARRY = 256  # bytes of one inflated piece kept for a `/Name Do` cut by the next
+# A marked-content operator, delimited as an operator is
+_MARK = re.compile(rb"(?<![^\x00\t\n\x0c\r /\[\]()<>{}%])(BDC|BMC|EMC)(?![^\x00\t\n\x0c\r /\[\]()<>{}%])")
 
 
 class PageMeter:
@@ -126,11 +135,14 @@ class PageMeter:
 
 @dataclass(frozen=True, slots=True)
 class _Stream:
-    """A stream's decoded size, and the XObjects its content draws by name (`/Name Do`, how often);
-    None where its content was not read for them (an image, a font file) or cannot be."""
+    """A stream's decoded size, and as content (where it was read as such): the XObjects it draws
+    by name (`/Name Do`, how often; None where it was not read, or cannot be), how deep its marked
+    content nests at its deepest, and how many levels it leaves open."""
 
     size: int
     draws: Counter[str] | None
+    marks: int = 0
+    open_marks: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,10 +180,18 @@ class _Walk:
         contents = _resolve(page.get("/Contents"))
         streams = list(contents) if isinstance(contents, ArrayObject) else [contents]
         resources = page.get("/Resources")
+        forms = _form_names(resources)
+        open_marks = deepest = 0
         for ref in streams:
             stream = self._once(ref)
             if _is_stream(stream):
-                yield from self._drawn_as_is(stream, resources)
+                measured = self.counter.stream(stream, draws=True)
+                yield measured.size
+                if forms:
+                    yield self._forms_drawn(_draws_or_all(measured, forms), resources, depth=1)
+                deepest = max(deepest, open_marks + measured.marks)
+                open_marks += measured.open_marks
+        yield deepest * _MARK_COST
         yield from self.reached(resources, "/Resources")
         yield from self._appearances(page)
 
@@ -209,30 +229,37 @@ class _Walk:
             yield _image_size(stream)
         elif subtype == "/Form" and under == "/XObject":
             return  # counted each time a content stream draws it (_forms_drawn)
-        else:  # drawn as it is where it is drawn: a tiling pattern, a soft mask, an appearance
+        elif subtype == "/Form" or stream.get("/PatternType") == 1:
+            # content drawn as it is where it is drawn: an appearance, a soft mask, a tiling pattern
             yield from self._drawn_as_is(stream, stream.get("/Resources"))
+        else:  # a font's file or CMap, an ICC profile, a function, a shading's data
+            yield self.counter.stream(stream).size
 
     def _drawn_as_is(self, stream: Any, resources: Any) -> Iterator[int]:
-        """A content stream drawn once with resources: its size, and the forms it draws."""
+        """A content stream drawn once with resources: its size, its marked content, and the forms
+        it draws."""
         forms = _form_names(resources)
-        measured = self.counter.stream(stream, draws=bool(forms))
-        yield measured.size
+        measured = self.counter.stream(stream, draws=True)
+        yield measured.size + measured.marks * _MARK_COST
         if forms:
             yield self._forms_drawn(_draws_or_all(measured, forms), resources, depth=1)
 
     def _glyph_forms(self, font: Any) -> int:
-        """The forms a Type 3 font's glyph procedures draw (PDFium builds each glyph once)."""
+        """What a Type 3 font's glyph procedures build beyond their size: their marked content and the
+        forms they draw (PDFium builds each glyph once)."""
         resources = font.get("/Resources")
         forms = _form_names(resources)
         procs = _resolve(font.get("/CharProcs"))
-        if not forms or not _is_dictionary(procs):
+        if not _is_dictionary(procs):
             return 0
         total = 0
         for ref in procs.values():
             proc = _resolve(ref)
             if _is_stream(proc):
                 measured = self.counter.stream(proc, draws=True)
-                total += self._forms_drawn(_draws_or_all(measured, forms), resources, depth=1)
+                total += measured.marks * _MARK_COST
+                if forms:
+                    total += self._forms_drawn(_draws_or_all(measured, forms), resources, depth=1)
             if total > self.counter.limit:
                 break
         return total
@@ -260,9 +287,10 @@ class _Walk:
         if cost is None:
             resources = form.get("/Resources")
             forms = _form_names(resources)
-            measured = self.counter.stream(form, draws=bool(forms))
+            measured = self.counter.stream(form, draws=True)
             drawn = self._forms_drawn(_draws_or_all(measured, forms), resources, depth + 1) if forms else 0
-            cost = self.form_costs[key] = measured.size + _FORM_COST + drawn
+            own = measured.size + _FORM_COST + measured.marks * _MARK_COST
+            cost = self.form_costs[key] = own + drawn
         return cost
 
     def _appearances(self, page: Any) -> Iterator[int]:
@@ -374,21 +402,32 @@ def _measure(stream: Any, limit: int, *, draws: bool) -> _Stream:
             names.read(piece)
         if total > limit:
             break
-    return _Stream(total, names.counts() if names is not None else None)
+    if names is None:
+        return _Stream(total, None)
+    return _Stream(total, names.counts(), names.deepest, names.depth)
 
 
 class _DrawnNames:
-    """`/Name Do` in a content stream read a piece at a time: how often each name is drawn."""
+    """A content stream read a piece at a time: how often each name is drawn (`/Name Do`), and
+    how deep its marked content nests (depth: open now; deepest: at most)."""
 
     def __init__(self) -> None:
         self._raw: Counter[bytes] = Counter()
         self._carry = b""
+        self.depth = self.deepest = 0
 
     def read(self, piece: bytes) -> None:
         text = self._carry + piece
         for match in _DO.finditer(text):
             if match.end() > len(self._carry):  # not one the last piece counted
                 self._raw[match.group(1)] += 1
+        for match in _MARK.finditer(text):
+            if match.end() > len(self._carry):
+                if match.group(1) == b"EMC":
+                    self.depth = max(0, self.depth - 1)
+                else:
+                    self.depth += 1
+                    self.deepest = max(self.deepest, self.depth)
         self._carry = text[-_DO_CARRY:]
 
     def counts(self) -> Counter[str]:

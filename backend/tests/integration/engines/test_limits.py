@@ -30,6 +30,7 @@ from tests.bombs import (
     process_memory_mib,
     resource_bomb_pdf,
     self_drawing_form_pdf,
+    unbalanced_marks_pdf,
 )
 from tests.integration.engines.conftest import Sample
 from tests.pdf_factories import between_text_pages
@@ -134,17 +135,20 @@ def test_bombs_in_colour_spaces_functions_shadings_fonts_and_forms_drawn_over_an
     """PDFium decodes a colour space's ICC profile, a tint transform, a mesh shading's data, a
     ToUnicode CMap and a Type 0 font's descendant font file whole (512 MiB of each took 1 GB), and
     builds a form again each time it is drawn: 4 KB of forms drawing the next one twice, 20 deep,
-    took an OCR process to 2.8 GB, and 1 KB of a form drawing itself twice to its limit. Each is
-    now a failed page before PDFium loads it; the same shapes at a small size are read."""
+    took an OCR process to 2.8 GB, and 1 KB of a form drawing itself twice to its limit; 20 KB of
+    marked content begun 20,000 times and never ended killed it too. Each is now a failed page
+    before PDFium loads it; the same shapes at a small size are read."""
     inflated = 256 * MIB
     bombs = {kind: resource_bomb_pdf(tmp_path / f"{kind}.pdf", kind, inflated) for kind in RESOURCE_BOMBS}
     bombs["fan-out"] = form_fan_out_pdf(tmp_path / "fan-out.pdf", levels=20, times=2)
     bombs["self"] = self_drawing_form_pdf(tmp_path / "self.pdf", times=2)
+    bombs["marks"] = unbalanced_marks_pdf(tmp_path / "marks.pdf", 20_000)
     small = {
         kind: resource_bomb_pdf(tmp_path / f"{kind}-small.pdf", kind, 4 * MIB) for kind in RESOURCE_BOMBS
     }
     small["fan-out"] = form_fan_out_pdf(tmp_path / "fan-out-small.pdf", levels=6, times=2)
     small["self"] = self_drawing_form_pdf(tmp_path / "self-small.pdf", times=1)  # PDFium stops it
+    small["marks"] = unbalanced_marks_pdf(tmp_path / "marks-small.pdf", 100)
     pool = make_ocr_pool(1, Limits(page_decoded_bytes=128 * MIB, address_space_bytes=2048 * MIB))
     try:
         for name, path in bombs.items():
