@@ -508,7 +508,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             case "db":
                 return asyncio.run(_db_migrate(settings, args))
     except OCRError as exc:
-        print(f"chunk-ocr: error: {exc}", file=sys.stderr)
+        from app.core.filenames import terminal_line  # a file's name may be in it
+
+        print(terminal_line(f"chunk-ocr: error: {exc}"), file=sys.stderr)
         return ExitCode.FAILED if exc.retryable else ExitCode.BAD_INPUT
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED

@@ -8,7 +8,9 @@ format characters (which include the bidirectional overrides that make
 
 A name a PDF gives something it holds (an attached file, a layer) is shown in a
 warning the same way, on one line and cut short (shown_name): a layer named with
-terminal escapes had cleared a screen and forged lines of `chunk-ocr run`'s output.
+terminal escapes had cleared a screen and forged lines of `chunk-ocr run`'s output. The
+command line's own lines (which name the files it was given) are printed through
+terminal_line, which escapes what shown_name drops.
 """
 
 from __future__ import annotations
@@ -44,3 +46,16 @@ def shown_name(name: str, limit: int = SHOWN_NAME_LENGTH) -> str:
     )
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def terminal_line(text: str) -> str:
+    """text to print as one line of a terminal: each control or format character (escape
+    sequences, line breaks, bidirectional overrides) and line or paragraph separator written as
+    its Python escape (`\\n`, `\\x1b`, `\\u202e`), so a file named with them is still told
+    apart from another, but cannot clear a screen, set a title or forge a line."""
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
+        else ch
+        for ch in text
+    )

@@ -11,11 +11,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from uuid import UUID
 
 from app.core.config import Settings
 from app.core.errors import InvalidInputError, OCRError, RepositoryUnavailableError
+from app.core.filenames import terminal_line
 from app.local.documents import as_user_file
 from app.local.exit_codes import ExitCode
 from app.local.stack import LocalStack, cli_matter
@@ -153,7 +154,7 @@ async def _run(
             )
             if doc is not None:
                 read_earlier[doc.document.id] = _pages_read(doc)
-                print(_going_on(pdf, doc), file=sys.stderr)
+                _say(_going_on(pdf, doc), file=sys.stderr)
             else:
                 doc = await stack.documents.submit(
                     pdf,
@@ -165,14 +166,14 @@ async def _run(
                 )
         except InvalidInputError as exc:
             report.errors.append(f"{pdf}: {exc}")
-            print(f"chunk-ocr: {pdf}: {exc}", file=sys.stderr)
+            _say(f"chunk-ocr: {pdf}: {exc}", file=sys.stderr)
             continue
         except asyncio.CancelledError:  # Ctrl-C while a file is planned
             left = [(done_pdf, done.document.id) for done_pdf, done, _ in started]
-            print(_left_unfinished(left, planning=pdf), file=sys.stderr)
+            _say(_left_unfinished(left, planning=pdf), file=sys.stderr)
             raise
         for warning in doc.info.warnings:
-            print(f"chunk-ocr: {pdf}: warning: {warning}", file=sys.stderr)
+            _say(f"chunk-ocr: {pdf}: warning: {warning}", file=sys.stderr)
         started.append((pdf, doc, t0))
     if not started:
         return report
@@ -183,7 +184,7 @@ async def _run(
     try:
         finished = await _wait(stack, [s for _, s, _ in started], workers.worker, show_progress)
     except asyncio.CancelledError:  # Ctrl-C: say what is left, and how it goes on
-        print(_left_unfinished([(pdf, doc.document.id) for pdf, doc, _ in started]), file=sys.stderr)
+        _say(_left_unfinished([(pdf, doc.document.id) for pdf, doc, _ in started]), file=sys.stderr)
         raise
     if workers.worker is not None:  # nothing left for it: it shuts down while the outputs are written
         workers.worker.request_stop()
@@ -216,7 +217,7 @@ async def _run(
             except OSError as exc:  # a full disk, say: the result itself is stored, and says where
                 entry["status"] = "not_written"
                 entry["error"] = f"cannot write to {out_dir}: {exc.strerror or exc}"
-                print(
+                _say(
                     f"chunk-ocr: {pdf}: {entry['error']}; the result is stored: "
                     f"chunk-ocr result {document.id} --out DIR",
                     file=sys.stderr,
@@ -224,15 +225,15 @@ async def _run(
                 report.documents.append(entry)
                 continue
             if merged.failed_pages:
-                print(f"chunk-ocr: {pdf}: warning: {_missing_pages(merged)}", file=sys.stderr)
+                _say(f"chunk-ocr: {pdf}: warning: {_missing_pages(merged)}", file=sys.stderr)
             if engine == "text-layer" and (blank := _without_text(merged)):
-                print(f"chunk-ocr: {pdf}: warning: {blank}", file=sys.stderr)
+                _say(f"chunk-ocr: {pdf}: warning: {blank}", file=sys.stderr)
         else:
             entry["error"] = document.error_message
-            print(f"chunk-ocr: {pdf}: OCR failed: {document.error_message}", file=sys.stderr)
+            _say(f"chunk-ocr: {pdf}: OCR failed: {document.error_message}", file=sys.stderr)
         report.documents.append(entry)
     if workers.worker is not None and any(d["status"] != "completed" for d in report.documents):
-        print(f"chunk-ocr: the worker's log: {workers.worker.log_path}", file=sys.stderr)
+        _say(f"chunk-ocr: the worker's log: {workers.worker.log_path}", file=sys.stderr)
     return report
 
 
@@ -376,11 +377,11 @@ class _Outage:
         self.failures += 1
         if self.since is None:
             self.since = time.monotonic()
-            print(f"chunk-ocr: {error}; waiting for the database (Ctrl-C stops)", file=sys.stderr)
+            _say(f"chunk-ocr: {error}; waiting for the database (Ctrl-C stops)", file=sys.stderr)
 
     def over(self) -> None:
         if self.since is not None:
-            print(
+            _say(
                 f"chunk-ocr: the database answers again after {time.monotonic() - self.since:.0f} s",
                 file=sys.stderr,
             )
@@ -419,7 +420,7 @@ def print_report(report: RunReport, *, as_json: bool) -> None:
     for d in report.documents:
         if "mean_confidence" in d and "error" not in d:  # completed, and its outputs written
             low, failed = d["low_confidence_pages"], d["failed_pages"]
-            print(
+            _say(
                 f"{d['file']}: {d['pages']} pages in {d['chunks']} chunks, {d['seconds']:.1f} s "
                 f"({d['pages_per_second']:.2f} pages/s), mean confidence {d['mean_confidence']:.2f}"
                 + (f", {len(low)} low-confidence pages" if low else "")
@@ -427,3 +428,8 @@ def print_report(report: RunReport, *, as_json: bool) -> None:
                 + " -> "
                 + ", ".join(d[key] for key in ("text_path", "json_path", "pdf_path") if key in d)
             )
+
+
+def _say(line: str, file: TextIO | None = None) -> None:
+    """Print one line, a file's name in it made safe for a terminal (terminal_line)."""
+    print(terminal_line(line), file=file if file is not None else sys.stdout)

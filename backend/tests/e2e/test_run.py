@@ -108,6 +108,28 @@ async def test_bad_files_are_refused_one_line_each_and_good_files_complete(
 
 
 @pytest.mark.timeout(300)
+async def test_file_names_with_terminal_escapes_are_said_escaped_on_one_line(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A file name holding a line break, an escape sequence that clears the screen and sets the
+    window's title, or a bidirectional override was printed as it was: each 'one-line' message
+    spanned lines, and the terminal obeyed the name. Now each such character is written as its
+    escape, and the name is still told from another."""
+    bad = tmp_path / "bad\nx\x1b[31mRED.pdf"
+    bad.write_text("not a PDF\n")
+    good = tmp_path / "evil\nname\x1b[2J\x1b]0;pwn\x07\u202e.pdf"
+    make_born_digital_pdf(good, pages=1, seed=24)
+    result = run_cli(["run", str(bad), str(good), "--out", str(tmp_path / "out")], cli_env)
+    assert result.returncode == 2
+    for stream in (result.stdout, result.stderr):
+        assert not any(ch in stream for ch in "\x1b\x07\u202e\r")
+    (refused,) = [line for line in result.stderr.splitlines() if "bad" in line]
+    assert refused.startswith(f"chunk-ocr: {tmp_path}/bad\\nx\\x1b[31mRED.pdf: not a PDF")
+    (done,) = result.stdout.strip().splitlines()
+    assert done.startswith(f"{tmp_path}/evil\\nname\\x1b[2J\\x1b]0;pwn\\x07\\u202e.pdf: 1 pages")
+
+
+@pytest.mark.timeout(300)
 async def test_truncated_pdf_is_repaired_with_a_warning_naming_the_lost_pages(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
