@@ -67,10 +67,18 @@ async def progress(
     view = ProgressView.of(document, chunk_progress, datetime.now(UTC))
     etag = view.etag()
     headers = {"ETag": etag, "Cache-Control": "private, no-cache"}
-    if if_none_match is not None and etag in {t.strip() for t in if_none_match.split(",")}:
+    if if_none_match is not None and _none_match(if_none_match, etag):
         return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
     response.headers.update(headers)
     return view
+
+
+def _none_match(header: str, etag: str) -> bool:
+    """Whether If-None-Match names the current ETag, by weak comparison (RFC 9110 13.1.2: `W/`
+    aside), or is `*` (any current representation): a client that sent back the tag its cache
+    keeps as weak, or `*`, had a 200 every time."""
+    tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
+    return "*" in tags or etag.removeprefix("W/") in tags
 
 
 @router.get("/{document_id}/ocr/chunks", response_model=list[ChunkView])
@@ -124,6 +132,9 @@ async def result_pdf(document: AccessibleDocument, documents: DocumentsDep) -> R
     url = await documents.signed_url(stored, SIGNED_URL_SECONDS)
     if url is not None:
         return RedirectResponse(url, status_code=status.HTTP_307_TEMPORARY_REDIRECT, headers=headers)
+    # The file's own checksum is its validator: the copy's size and time (Starlette's default)
+    # changed at every request, so a download resumed with If-Range was sent whole again.
+    headers["ETag"] = f'"{stored.sha256}"'
     scratch = Path(tempfile.mkdtemp(prefix="chunk-ocr-result-"))
     try:
         await documents.searchable_pdf_file(document, stored, scratch / "result.pdf")

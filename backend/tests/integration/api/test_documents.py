@@ -69,6 +69,12 @@ async def test_upload_progress_result(
     )
     assert unchanged.status_code == 304
     assert unchanged.content == b""
+    for tag in (f"W/{before.headers['etag']}", "*", f'"other", {before.headers["etag"]}'):
+        # weak comparison (a cache's weak copy of the tag) and `*` match too (RFC 9110 13.1.2)
+        again = await client.get(
+            f"/documents/{document_id}/ocr/progress", headers={**bearer(user), "If-None-Match": tag}
+        )
+        assert again.status_code == 304, tag
     not_ready = await client.get(f"/documents/{document_id}/ocr/result", headers=bearer(user))
     assert (not_ready.status_code, not_ready.json()["error"]["code"]) == (409, "result_not_ready")
 

@@ -178,3 +178,30 @@ async def test_a_refused_range_leaves_no_copy_of_the_result_behind(
     assert answers[0].headers["content-range"] == f"bytes */{len(whole.content)}"
     assert answers[1].content == answers[2].content == whole.content
     assert answers[3].content == whole.content[:100]
+
+
+async def test_a_download_resumed_with_if_range_gets_the_rest_only(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+) -> None:
+    """The file's ETag was its scratch copy's time and size: another at every request, so a
+    resumed download (If-Range with the first answer's ETag) was sent whole again. It is now the
+    file's checksum."""
+    matter, user = member
+    make_mixed_pdf(tmp_path / "letter.pdf", "sd", seed=63)
+    document_id = await completed(client, runtime, arq_redis, user, matter, tmp_path / "letter.pdf")
+    url = f"/documents/{document_id}/ocr/result.pdf"
+    first = await client.get(url, headers=bearer(user) | {"Range": "bytes=0-99"})
+    assert first.status_code == 206
+    assert first.headers["etag"] == f'"{first.headers["x-checksum-sha256"]}"'
+    rest = await client.get(
+        url, headers=bearer(user) | {"Range": "bytes=100-", "If-Range": first.headers["etag"]}
+    )
+    assert rest.status_code == 206
+    assert rest.headers["etag"] == first.headers["etag"]
+    assert sha256_hex(first.content + rest.content) == first.headers["x-checksum-sha256"]
+    stale = await client.get(url, headers=bearer(user) | {"Range": "bytes=100-", "If-Range": '"another"'})
+    assert stale.status_code == 200  # not the file it had: the whole of it
