@@ -291,8 +291,21 @@ def _second_opinion(path: Path, truncated: bool) -> tuple[bool, int | None]:
             return False, len(reader.pages)
     except EncryptedPdfError:
         return True, None
+    except NotImplementedError as exc:
+        # From pypdf's encryption module: encryption it cannot read (a security handler other
+        # than the standard one, an unknown version or method). Such a file had been repaired,
+        # and said to be damaged beyond repair. (From elsewhere: a filter it does not know.)
+        return _raised_in(exc, "pypdf._encryption"), None
     except Exception:  # a second opinion only: any failure means "unknown"
         return False, None
+
+
+def _raised_in(exc: BaseException, module: str) -> bool:
+    """Whether exc was raised by code of `module` (its traceback's last frame)."""
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    return frame is not None and frame.tb_frame.f_globals.get("__name__") == module
 
 
 def _truncation_warning(path: Path, recovered: int) -> str:

@@ -124,6 +124,17 @@ def test_encrypted_then_empty_page_tree_are_told_apart(tmp_path: Path) -> None:
         inspect_pdf(tmp_path / "z.pdf")
 
 
+def test_an_encryption_no_reader_here_opens_is_encrypted_not_damaged(tmp_path: Path) -> None:
+    """A security handler other than the standard one: neither PDFium nor pypdf opens the file,
+    and its repair found nothing readable, so it was said to be "damaged beyond repair"."""
+    make_owner_locked_pdf(tmp_path / "locked.pdf")
+    data = (tmp_path / "locked.pdf").read_bytes()
+    assert b"/Filter /Standard" in data
+    (tmp_path / "odd.pdf").write_bytes(data.replace(b"/Filter /Standard", b"/Filter /Xtandard", 1))
+    with pytest.raises(EncryptedPdfError):
+        inspect_pdf(tmp_path / "odd.pdf")
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(PdfNotFoundError):
         inspect_pdf(tmp_path / "nope.pdf")
