@@ -24,6 +24,7 @@ from app.local.workers import InlineWorker, run_log_path
 from app.models.document import Document, DocumentStatus, ProgressStatus
 from app.models.ocr_chunk import ChunkStatus
 from app.models.results import MergedResult
+from app.pdf.inspect import check_pdf_header
 from app.services.documents import DocumentStatusReport
 from app.services.planner import StartedDocument
 
@@ -149,6 +150,7 @@ async def _run(
     for pdf in pdfs:
         t0 = t_start if not started else time.perf_counter()
         try:
+            check_pdf_header(pdf)  # before resume reads the whole file for its checksum
             doc = await stack.documents.resume(
                 pdf, matter_id=matter, engine=engine, language=language, searchable="pdf" in outputs
             )

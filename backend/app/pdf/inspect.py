@@ -97,14 +97,10 @@ class _Opened:
     attachment_names: tuple[str, ...] = ()  # the first few's
 
 
-def inspect_pdf(path: Path, *, max_pages: int | None = None, keep_repair_in: Path | None = None) -> PdfInfo:
-    """Validate path as a PDF we can OCR; raise a PdfError subclass naming what is wrong.
-
-    A damaged file is rebuilt to count its pages; with keep_repair_in (a directory the caller
-    removes) the rebuilt copy stays there as PdfInfo.readable, for the cut to read instead of
-    rebuilding the file a second time (seconds and ~4x its size in memory for a large scan), and
-    so does a copy without what follows the file's end, when PDFium would parse it at each open."""
-    started = time.perf_counter()
+def check_pdf_header(path: Path) -> int:
+    """The file's size, once it is a file, not empty, and has a PDF header where readers look for
+    one: what can be said of a file from its first kilobyte, before anything reads it whole (a
+    1 GB file of zeros was hashed for 5 s before it was found not to be a PDF)."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -117,6 +113,18 @@ def inspect_pdf(path: Path, *, max_pages: int | None = None, keep_repair_in: Pat
         head = handle.read(_HEADER_WINDOW)
     if b"%PDF-" not in head:
         raise NotAPdfError(f"not a PDF (no %PDF- header in its first {_HEADER_WINDOW} bytes)")
+    return size
+
+
+def inspect_pdf(path: Path, *, max_pages: int | None = None, keep_repair_in: Path | None = None) -> PdfInfo:
+    """Validate path as a PDF we can OCR; raise a PdfError subclass naming what is wrong.
+
+    A damaged file is rebuilt to count its pages; with keep_repair_in (a directory the caller
+    removes) the rebuilt copy stays there as PdfInfo.readable, for the cut to read instead of
+    rebuilding the file a second time (seconds and ~4x its size in memory for a large scan), and
+    so does a copy without what follows the file's end, when PDFium would parse it at each open."""
+    started = time.perf_counter()
+    size = check_pdf_header(path)
     end = pdf_end(path)
     truncated = end is None
     objects = scan_objects(path)  # a decompression bomb in its object streams is refused before it is opened

@@ -108,6 +108,26 @@ async def test_bad_files_are_refused_one_line_each_and_good_files_complete(
 
 
 @pytest.mark.timeout(300)
+async def test_a_huge_file_that_is_no_pdf_is_refused_from_its_first_kilobyte(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The whole file was read for its checksum before its header was looked at: 1 GB of zeros
+    took 5 s to be called not a PDF, and a link to a 20 GB sparse file was still being read after
+    a minute. A terabyte (sparse: it takes no disk) is refused at once."""
+    huge = tmp_path / "huge.pdf"
+    with huge.open("wb") as handle:
+        handle.truncate(1 << 40)
+    make_born_digital_pdf(tmp_path / "good.pdf", pages=1, seed=25)
+    result = run_cli(
+        ["run", str(huge), str(tmp_path / "good.pdf"), "--out", str(tmp_path / "out")], cli_env, 60
+    )
+    assert result.returncode == 2
+    (refused,) = [line for line in result.stderr.splitlines() if "huge.pdf" in line]
+    assert refused == f"chunk-ocr: {huge}: not a PDF (no %PDF- header in its first 1024 bytes)"
+    assert (tmp_path / "out" / "good.txt").exists()
+
+
+@pytest.mark.timeout(300)
 async def test_file_names_with_terminal_escapes_are_said_escaped_on_one_line(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
