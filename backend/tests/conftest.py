@@ -27,10 +27,19 @@ from arq import create_pool
 from arq.connections import ArqRedis
 
 from app.core.config import Settings, load_settings
+from app.core.logging import configure_logging
 from app.db.migrations import migrate
 from app.db.postgres import AsyncpgConnector, PostgresChunkRepository
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import redis_settings
+
+@pytest.fixture(autouse=True)
+def _info_logging() -> None:
+    """Each test starts with logging at INFO, to stderr. A test that runs the command line in
+    this process leaves it at WARNING (`run` is quiet), and structlog's capture_logs keeps the
+    level's filter: a later test in the same process then captured none of its INFO events."""
+    configure_logging("INFO")
+
 
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ... under pytest-xdist
 TEST_DATA_DIR = Path(
