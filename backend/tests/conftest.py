@@ -33,6 +33,7 @@ from app.db.postgres import AsyncpgConnector, PostgresChunkRepository
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.queue import redis_settings
 
+
 @pytest.fixture(autouse=True)
 def _info_logging() -> None:
     """Each test starts with logging at INFO, to stderr. A test that runs the command line in
