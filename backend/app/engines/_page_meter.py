@@ -153,13 +153,14 @@ class _Counter:
     limit: int
     streams: dict[tuple[int, int], _Stream]
 
-    def stream(self, stream: Any, *, draws: bool = False) -> _Stream:
-        """The stream's size, and with draws, what its content draws (read once, as it is inflated)."""
+    def stream(self, stream: Any, *, content: bool = False) -> _Stream:
+        """The stream's size, and with content, what it draws and how deep its marked content
+        nests (read once, as it is inflated)."""
         ref = getattr(stream, "indirect_reference", None)
         key = (ref.idnum, ref.generation) if ref is not None else None
         known = self.streams.get(key) if key is not None else None
-        if known is None or (draws and known.draws is None):
-            known = _measure(stream, self.limit, draws=draws)
+        if known is None or (content and known.draws is None):
+            known = _measure(stream, self.limit, content=content)
             if key is not None:
                 self.streams[key] = known
         return known
@@ -185,7 +186,7 @@ class _Walk:
         for ref in streams:
             stream = self._once(ref)
             if _is_stream(stream):
-                measured = self.counter.stream(stream, draws=True)
+                measured = self.counter.stream(stream, content=True)
                 yield measured.size
                 if forms:
                     yield self._forms_drawn(_draws_or_all(measured, forms), resources, depth=1)
@@ -239,7 +240,7 @@ class _Walk:
         """A content stream drawn once with resources: its size, its marked content, and the forms
         it draws."""
         forms = _form_names(resources)
-        measured = self.counter.stream(stream, draws=True)
+        measured = self.counter.stream(stream, content=True)
         yield measured.size + measured.marks * _MARK_COST
         if forms:
             yield self._forms_drawn(_draws_or_all(measured, forms), resources, depth=1)
@@ -256,7 +257,7 @@ class _Walk:
         for ref in procs.values():
             proc = _resolve(ref)
             if _is_stream(proc):
-                measured = self.counter.stream(proc, draws=True)
+                measured = self.counter.stream(proc, content=True)
                 total += measured.marks * _MARK_COST
                 if forms:
                     total += self._forms_drawn(_draws_or_all(measured, forms), resources, depth=1)
@@ -287,7 +288,7 @@ class _Walk:
         if cost is None:
             resources = form.get("/Resources")
             forms = _form_names(resources)
-            measured = self.counter.stream(form, draws=True)
+            measured = self.counter.stream(form, content=True)
             drawn = self._forms_drawn(_draws_or_all(measured, forms), resources, depth + 1) if forms else 0
             own = measured.size + _FORM_COST + measured.marks * _MARK_COST
             cost = self.form_costs[key] = own + drawn
@@ -368,9 +369,10 @@ def _filters(stream: Any) -> list[str]:
     return [str(filters)]
 
 
-def _measure(stream: Any, limit: int, *, draws: bool) -> _Stream:
+def _measure(stream: Any, limit: int, *, content: bool) -> _Stream:
     """What the stream decodes to, counted by inflating it piecewise (stops once past limit), and
-    with draws, what it draws by name, read from the same pieces.
+    with content, what it draws by name and how deep its marked content nests, read from the
+    same pieces.
 
     A chain of ASCII filters (decoded whole: they only shrink) then one or more FlateDecode is
     counted through all of them; other filters count their encoded length, and what a stream
@@ -395,7 +397,7 @@ def _measure(stream: Any, limit: int, *, draws: bool) -> _Stream:
         except Exception:  # pypdf raises several types on bad input: PDFium decodes what it can
             return _Stream(len(raw), None)
     total = 0
-    names = _DrawnNames() if draws else None
+    names = _ContentScan() if content else None
     for piece in _inflated(data, len(flates)) if flates else iter((data,)):
         total += len(piece)
         if names is not None:
@@ -407,7 +409,7 @@ def _measure(stream: Any, limit: int, *, draws: bool) -> _Stream:
     return _Stream(total, names.counts(), names.deepest, names.depth)
 
 
-class _DrawnNames:
+class _ContentScan:
     """A content stream read a piece at a time: how often each name is drawn (`/Name Do`), and
     how deep its marked content nests (depth: open now; deepest: at most)."""
 
