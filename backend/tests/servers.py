@@ -244,8 +244,30 @@ class PrivatePostgres(_Server):
             _run_pg("pg_ctl", "-D", str(self.pgdata), "-w", "-m", mode, "stop", cwd=self.data_dir)
             self._postmaster = None
 
+    def _processes(self) -> list[psutil.Process]:
+        """The postmaster and the processes it started (backends, checkpointer, ...)."""
+        postmaster = self._pid()
+        if postmaster is None:
+            return []
+        with contextlib.suppress(psutil.Error):
+            process = psutil.Process(postmaster)
+            return [process, *process.children(recursive=True)]
+        return []
+
+    def freeze(self) -> None:
+        """SIGSTOP the whole cluster: connections stay open and nothing answers, as when a network
+        drops every packet or a host stalls (a refusal would be quick to see; this is not)."""
+        for process in self._processes():
+            process.suspend()
+
+    def thaw(self) -> None:
+        for process in self._processes():
+            with contextlib.suppress(psutil.Error):
+                process.resume()
+
     def _shut_down(self) -> None:
         """Stop at once; failing that (pgdata deleted, say), SIGQUIT the postmaster this object started."""
+        self.thaw()
         with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
             self.stop("immediate")
         pid, self._postmaster = self._postmaster, None

@@ -64,6 +64,10 @@ class Settings(BaseSettings):
     # Transaction poolers (Supabase's on port 6543, PgBouncer) cannot keep named
     # prepared statements between transactions; 0 turns asyncpg's cache off.
     database_statement_cache_size: Annotated[int, Field(ge=0)] | None = None
+    # A database call (or connection) that has not answered in this long is an outage, as a refused
+    # one is: a dead connection (a failover, a NAT that forgot it) would otherwise hang its caller
+    # until TCP gives up, about 15 minutes. The same bound on each PostgREST request.
+    database_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 30.0
     redis_url: str | None = None
 
     supabase_url: str | None = None

@@ -40,13 +40,18 @@ class AsyncpgConnector:
         min_size: int = 1,
         max_size: int = 10,
         statement_cache_size: int = 100,
+        call_timeout: float = 30,
     ) -> Self:
+        """call_timeout: seconds a connection or a call may take before it is an outage
+        (RepositoryUnavailableError); asyncpg cancels the call on the server."""
         try:
             pool = await asyncpg.create_pool(
                 dsn,
                 min_size=min_size,
                 max_size=max_size,
                 statement_cache_size=statement_cache_size,
+                timeout=call_timeout,
+                command_timeout=call_timeout,
                 server_settings={"application_name": "chunk-ocr"},
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
@@ -122,10 +127,15 @@ class PostgresChunkRepository(ChunkRepository):
         min_size: int = 1,
         max_size: int = 10,
         statement_cache_size: int = 100,
+        call_timeout: float = 30,
     ) -> Self:
         return cls(
             await AsyncpgConnector.connect(
-                dsn, min_size=min_size, max_size=max_size, statement_cache_size=statement_cache_size
+                dsn,
+                min_size=min_size,
+                max_size=max_size,
+                statement_cache_size=statement_cache_size,
+                call_timeout=call_timeout,
             )
         )
 

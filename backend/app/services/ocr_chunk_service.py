@@ -386,7 +386,9 @@ async def build_repository(settings: Settings) -> ChunkRepository:
     if settings.repository_backend is RepositoryBackend.SUPABASE:
         from app.db.supabase import SupabaseChunkRepository
 
-        return await SupabaseChunkRepository.connect(*settings.supabase_credentials())
+        return await SupabaseChunkRepository.connect(
+            *settings.supabase_credentials(), request_timeout=settings.database_timeout_seconds
+        )
     if not settings.database_url:
         raise ConfigurationError(
             "DATABASE_URL is not set (or set SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY)"
@@ -398,6 +400,7 @@ async def build_repository(settings: Settings) -> ChunkRepository:
         min_size=settings.database_pool_min_size,
         max_size=settings.database_pool_max_size,
         statement_cache_size=settings.statement_cache_size,
+        call_timeout=settings.database_timeout_seconds,
     )
 
 

@@ -10,6 +10,7 @@ one `chunk_ocr` event, counted across the workers' logs).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import IO
 from uuid import UUID
@@ -97,6 +99,22 @@ async def assert_complete_once(
     runs = Counter(str(e["chunk_id"]) for e in log_events(logs, "chunk_ocr"))
     assert runs == {str(c["id"]): 1 for c in chunks}, "a chunk was OCR'd twice (or never)"
     return chunks
+
+
+def timestamp(event: dict[str, object]) -> float:
+    return datetime.fromisoformat(str(event["timestamp"])).timestamp()
+
+
+def arq_job_starts(logs: list[Path], function: str) -> list[float]:
+    """When arq started jobs of `function` (its "→ function(...)" lines), as Unix times."""
+    starts = []
+    for log in logs:
+        for line in log.read_text().splitlines():
+            if line.startswith("{") and '"arq.worker"' in line:
+                event = json.loads(line)
+                if f"\u2192 {function}(" in event["event"]:
+                    starts.append(timestamp(event))
+    return starts
 
 
 @dataclass
@@ -319,3 +337,49 @@ def _start(arguments: list[str], env: dict[str, str], stderr: IO[bytes]) -> subp
 async def _a_document(dsn: str) -> UUID | None:
     rows = await fetch(dsn, "select id from documents")
     return rows[0]["id"] if rows else None
+
+
+@pytest.mark.timeout(240)
+async def test_postgres_that_stops_answering_mid_run(
+    cli_env: dict[str, str],
+    private_postgres: PrivatePostgres,
+    start_worker: Callable[..., subprocess.Popen[bytes]],
+    tmp_path: Path,
+) -> None:
+    """A database that hangs (every process stopped: connections open, nothing answers, as after a
+    failover or a dropped network): each call gives up after DATABASE_TIMEOUT_SECONDS instead of
+    waiting for TCP, the sweeps that fell due meanwhile are not all run once it answers, and the
+    document completes with nothing read twice and no attempt charged."""
+    dsn = private_postgres.dsn
+    env = cli_env | WORKER | {"DATABASE_URL": dsn, "STALE_CHUNK_THRESHOLD_SECONDS": "60"}
+    env |= {"DATABASE_TIMEOUT_SECONDS": "2"}
+    run = await mid_run(env, dsn, start_worker, tmp_path, seed=34)
+    private_postgres.freeze()
+    frozen = time.time()
+    await asyncio.sleep(15)
+    assert run.alive(), "a worker exited during the outage"
+    private_postgres.thaw()
+    thawed = time.time()
+    await wait_for(lambda: document_completed(dsn, run.document_id), 120, "the document to complete")
+    print(f"postgres hung 15 s: complete {time.time() - thawed:.1f} s after it answered again")
+    assert run.alive()
+    chunks = await assert_complete_once(
+        dsn, run.document_id, run.texts, tmp_path / "storage" / "ocr-chunks", run.logs
+    )
+    assert {c["attempt_count"] for c in chunks} == {1}
+
+    def during_outage(event: dict[str, object]) -> bool:
+        return frozen < timestamp(event) < thawed
+
+    # The chunk being read heartbeats every 0.5 s: its beats fail in the outage, not after it.
+    assert any(during_outage(e) for e in log_events(run.logs, "heartbeat_failed"))
+
+    # A sweep fell due every second for the fleet. Those that fell due in the outage waited in the
+    # queue behind the claims (each waiting for the database); once it answered they are skipped,
+    # not run one after another (before: 20 to 30 sweeps in the next second).
+    def after_outage(at: float) -> bool:
+        return thawed <= at <= thawed + 3
+
+    started = [t for t in arq_job_starts(run.logs, "sweep") if after_outage(t)]
+    skipped = [e for e in log_events(run.logs, "sweep_skipped") if after_outage(timestamp(e))]
+    assert len(started) - len(skipped) <= 6, f"{len(started) - len(skipped)} sweeps ran in the 3 s after"
