@@ -40,6 +40,7 @@ from app.services.queue import (
     QUEUE_NAME,
     SWEEP_JOB,
     ArqJobQueue,
+    bound_replies,
     redis_settings,
 )
 from app.services.recovery import sweep
@@ -55,13 +56,14 @@ PROBE_ENGINES = "probe_engines"
 
 
 async def startup(ctx: dict[str, Any]) -> None:
-    if "runtime" in ctx:  # ChunkOcrWorker runs arq's main again after a Redis error at start-up
-        return
     settings = ctx.get(SETTINGS)
     if not isinstance(settings, Settings):
         raise ConfigurationError(
             "the worker's ctx carries no Settings: build its options with worker_settings()"
         )
+    bound_replies(ctx["redis"], settings.redis_timeout_seconds)  # a pool arq's main made, maybe again
+    if "runtime" in ctx:  # ChunkOcrWorker runs arq's main again after a Redis error at start-up
+        return
     configure_logging(settings.log_level, file=settings.log_file)
     adopt_running_worker()  # under `arq app.worker.WorkerSettings`, arq built its own Worker
     health = ctx.get("health") or DependencyHealth()

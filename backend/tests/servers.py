@@ -160,6 +160,16 @@ class PrivateRedis(_Server):
                 raise RuntimeError(f"redis-server did not start on port {self.port}:\n{_tail(self.log)}")
             time.sleep(0.01)
 
+    def freeze(self) -> None:
+        """SIGSTOP the server: connections stay open (new ones are even accepted, into the
+        kernel's backlog) and nothing answers, as when a network drops every packet."""
+        if self._process is not None:
+            self._process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self._process is not None:
+            self._process.send_signal(signal.SIGCONT)
+
     def stop(self, *, graceful: bool = False) -> None:
         """SIGKILL (or SIGTERM, a clean shutdown, when graceful) and wait for the process to end."""
         process, self._process = self._process, None

@@ -69,6 +69,10 @@ class Settings(BaseSettings):
     # until TCP gives up, about 15 minutes. The same bound on each PostgREST request.
     database_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 30.0
     redis_url: str | None = None
+    # A Redis reply not received in this long fails that try, as a refused connection does (each
+    # command is tried 7 times over about 4 s, then is an outage); unbounded, a dead connection
+    # would hold its caller until TCP gives up, about 15 minutes.
+    redis_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 5.0
 
     supabase_url: str | None = None
     supabase_service_role_key: SecretStr | None = None

@@ -11,6 +11,7 @@ stack.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from arq.connections import ArqRedis
 
 from app.core.config import Settings
-from app.core.errors import OCRError
+from app.core.errors import OCRError, RepositoryUnavailableError
 from app.db.repository import ChunkRepository
 from app.services.documents import Documents
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
@@ -29,6 +30,7 @@ from app.storage.factory import build_blob_store
 
 HEALTH_PROBE_KEY = "chunk-ocr:api-health-probe"  # written by /healthz, gone after HEALTH_PROBE_MS
 HEALTH_PROBE_MS = 10_000
+HEALTH_CHECK_SECONDS = 5.0  # what /healthz waits for each of the database and Redis
 
 RepositoryFactory = Callable[[Settings], Awaitable[ChunkRepository]]
 
@@ -60,20 +62,31 @@ class QueuedCore(Core):
         return Documents(self.service, self.store, self.queue, self.reader)
 
     async def health(self) -> dict[str, str]:
-        """Each of the database and Redis: "ok", or why not (for the API's /healthz)."""
-        checks: dict[str, str] = {}
+        """Each of the database and Redis: "ok", or why not (for the API's /healthz). Both are
+        asked at once, and one that has not answered in HEALTH_CHECK_SECONDS is not "ok" (its own
+        timeouts, DATABASE_TIMEOUT_SECONDS and Redis's tries, are longer than a load balancer
+        waits for a health check)."""
+        database, redis = await asyncio.gather(self._database_health(), self._redis_health())
+        return {"database": database, "redis": redis}
+
+    async def _database_health(self) -> str:
         try:
-            await self.service.ping()
-            checks["database"] = "ok"
+            async with asyncio.timeout(HEALTH_CHECK_SECONDS):
+                await self.service.ping()
         except OCRError as exc:
-            checks["database"] = exc.code
+            return exc.code
+        except TimeoutError:
+            return RepositoryUnavailableError.code
+        return "ok"
+
+    async def _redis_health(self) -> str:
         try:
-            # a write, not a ping: a Redis at its maxmemory answers pings and refuses every job
-            await self.redis.set(HEALTH_PROBE_KEY, b"1", px=HEALTH_PROBE_MS)
-            checks["redis"] = "ok"
+            async with asyncio.timeout(HEALTH_CHECK_SECONDS):
+                # a write, not a ping: a Redis at its maxmemory answers pings and refuses every job
+                await self.redis.set(HEALTH_PROBE_KEY, b"1", px=HEALTH_PROBE_MS)
         except REDIS_UNAVAILABLE as exc:  # redis-py's ConnectionError is not the built-in one
-            checks["redis"] = type(exc).__name__
-        return checks
+            return type(exc).__name__
+        return "ok"
 
 
 async def open_core(settings: Settings, *, repository: RepositoryFactory = build_repository) -> Core:
@@ -95,7 +108,9 @@ async def open_queued_core(settings: Settings, *, wait_for_redis: bool = True) -
     wait_for_redis, a pool that connects when Redis is back: see connect_redis)."""
     core = await open_core(settings)
     try:
-        redis = await connect_redis(settings.redis_url, wait=wait_for_redis)
+        redis = await connect_redis(
+            settings.redis_url, wait=wait_for_redis, reply_timeout=settings.redis_timeout_seconds
+        )
     except BaseException:
         await core.close()
         raise

@@ -291,23 +291,36 @@ def redis_settings(url: str | None) -> RedisSettings:
     return settings
 
 
-async def connect_redis(url: str | None, *, wait: bool = True) -> ArqRedis:
+def bound_replies(redis: ArqRedis, seconds: float) -> None:
+    """Wait at most `seconds` for each reply on `redis`'s connections, those it has and those it
+    will open. arq's RedisSettings has no such option (its pools wait for ever), so it is set on
+    the pool arq made."""
+    connections = redis.connection_pool
+    connections.connection_kwargs["socket_timeout"] = seconds
+    for connection in (*connections._available_connections, *connections._in_use_connections):
+        connection.socket_timeout = seconds
+
+
+async def connect_redis(url: str | None, *, wait: bool = True, reply_timeout: float = 5.0) -> ArqRedis:
     """An arq Redis pool for REDIS_URL; QueueUnavailableError if Redis does not answer (after the
     start-up retries of redis_settings), ConfigurationError if the URL is missing or invalid.
 
     wait=False (the API): one try; a Redis that does not answer gives a pool that connects on
     its first command instead, so the API serves (uploads left to the sweep, /healthz 503)
-    where it waited minutes for Redis before listening at all."""
+    where it waited minutes for Redis before listening at all. reply_timeout: bound_replies."""
     settings = redis_settings(url)
     if not wait:
         settings.conn_retries = 0
     try:
-        return await create_pool(settings)
+        redis = await create_pool(settings)
     except REDIS_UNAVAILABLE as exc:
         if not wait:
             log.warning("redis_unavailable_at_start", error=_reason(exc))
-            return _unchecked_pool(settings)
-        raise QueueUnavailableError(f"cannot connect to Redis: {type(exc).__name__}: {exc}") from exc
+            redis = _unchecked_pool(settings)
+        else:
+            raise QueueUnavailableError(f"cannot connect to Redis: {type(exc).__name__}: {exc}") from exc
+    bound_replies(redis, reply_timeout)
+    return redis
 
 
 def _unchecked_pool(settings: RedisSettings) -> ArqRedis:

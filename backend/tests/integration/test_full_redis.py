@@ -35,9 +35,9 @@ private_redis = servers.private_redis
 
 
 @asynccontextmanager
-async def full(url: str) -> AsyncIterator[None]:
+async def full(server: PrivateRedis) -> AsyncIterator[None]:
     """Redis at its memory limit, refusing writes, until the block ends."""
-    client = Redis.from_url(url)
+    client = Redis.from_url(server.url)
     try:
         await client.set("ballast", b"x" * 200_000)
         used = int((await client.info("memory"))["used_memory"])
@@ -83,13 +83,26 @@ async def unsaved(server: PrivateRedis) -> AsyncIterator[None]:
         await client.aclose()
 
 
+@asynccontextmanager
+async def frozen(server: PrivateRedis) -> AsyncIterator[None]:
+    """Redis stopped (SIGSTOP) until the block ends: nothing refuses, nothing answers."""
+    server.freeze()
+    try:
+        yield
+    finally:
+        server.thaw()
+
+
 def refusing(fault: str, server: PrivateRedis) -> AbstractAsyncContextManager[None]:
-    return full(server.url) if fault == "full" else unsaved(server)
+    return {"full": full, "unsaved": unsaved, "frozen": frozen}[fault](server)
 
 
 REFUSALS = pytest.mark.parametrize(
-    ("fault", "error"), [("full", "OutOfMemoryError"), ("unsaved", "RedisRefusingError")]
+    ("fault", "error"),
+    [("full", "OutOfMemoryError"), ("unsaved", "RedisRefusingError"), ("frozen", "TimeoutError")],
 )
+REPLY_TIMEOUT = 0.5
+_OLD = 1  # REDIS_TIMEOUT_SECONDS here: a frozen Redis's command fails in about 8 s
 
 
 @pytest.mark.timeout(120)
@@ -97,7 +110,8 @@ REFUSALS = pytest.mark.parametrize(
 async def test_a_worker_waits_out_a_redis_that_refuses_writes(
     settings: Settings, private_redis: PrivateRedis, tmp_path: Path, fault: str, error: str
 ) -> None:
-    async with started_worker(settings, private_redis, tmp_path) as (worker, main):
+    own = settings.model_copy(update={"redis_timeout_seconds": REPLY_TIMEOUT})
+    async with started_worker(own, private_redis, tmp_path) as (worker, main):
         async with refusing(fault, private_redis):
 
             async def noticed() -> bool:
@@ -129,7 +143,11 @@ async def test_the_api_says_so_and_an_upload_is_left_to_the_sweep(
     from pydantic import SecretStr
 
     own = pipeline_settings.model_copy(
-        update={"redis_url": private_redis.url, "supabase_jwt_secret": SecretStr(JWT_SECRET)}
+        update={
+            "redis_url": private_redis.url,
+            "supabase_jwt_secret": SecretStr(JWT_SECRET),
+            "redis_timeout_seconds": REPLY_TIMEOUT,
+        }
     )
     matter = await make_matter(pool, f"{fault} redis")
     user: UUID = await make_user(pool, matter)
