@@ -36,7 +36,7 @@ from arq.worker import Worker
 
 from app.core.backoff import Backoff
 from app.core.errors import OCRError, QueueUnavailableError
-from app.core.health import DATABASE, REDIS, DependencyHealth
+from app.core.health import DATABASE, REDIS, DependencyHealth, Probe
 from app.core.logging import get_logger
 from app.services.queue import REDIS_UNAVAILABLE, ArqJobQueue
 from app.services.recovery import sweep
@@ -60,12 +60,14 @@ class ChunkOcrWorker(Worker):
     _redis_failures: int
     _asked_redis: bool
     _unfinished: set[str]  # jobs whose start or finish Redis failed: their in-progress keys linger
+    _database_probe: Probe | None  # the health record's ping, made once the runtime is built
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._init_outage_state()
 
     def _init_outage_state(self) -> None:
+        self._database_probe = None
         self.health = DependencyHealth()
         for dependency, revive in (self.ctx.get(REVIVERS) or {}).items():
             self.health.revive_with(dependency, revive)
@@ -229,13 +231,18 @@ class ChunkOcrWorker(Worker):
         )
 
     async def _check_database(self, runtime: Any) -> None:
-        try:
-            async with asyncio.timeout(10):  # not wait_for, which can lose a stop's cancel (above)
-                await runtime.service.ping()
-        except (OCRError, TimeoutError) as exc:
-            self.health.failed(DATABASE, exc)
-        else:
+        """Ping the database, waiting 10 s at most: the poll loop waits for this, and a call
+        to a database that does not answer takes DATABASE_TIMEOUT_SECONDS, and as long again to
+        cancel (Probe)."""
+        if self._database_probe is None:
+            self._database_probe = Probe(runtime.service.ping)
+        error = await self._database_probe(10)
+        if error is None:
             self.health.restored(DATABASE)
+        elif isinstance(error, (OCRError, TimeoutError)):
+            self.health.failed(DATABASE, error)
+        else:
+            raise error
 
     async def close(self) -> None:
         """arq's close, except that an outage or a failed job does not skip the shutdown hook

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from app.core.logging import get_logger
 
@@ -106,3 +106,36 @@ class DependencyHealth:
         """'redis=ok database=unavailable' for the dependencies named (and any that are down)."""
         names = list(dict.fromkeys([*dependencies, *self._down]))
         return " ".join(f"{name}={'unavailable' if name in self._down else 'ok'}" for name in names)
+
+
+class Probe:
+    """A dependency's health check, waited for at most a given time, one at a time.
+
+    Cancelling a database call that does not answer is no quicker than the call: asyncpg cancels
+    it on the server over a new connection, which waits as long. So a check that has not
+    answered in time is left to end on its own (its own timeout bounds it), reported as not
+    answering, and a check asked for meanwhile waits on that one rather than start another.
+    """
+
+    def __init__(self, check: Callable[[], Awaitable[object]]) -> None:
+        self._check = check
+        self._running: asyncio.Future[object] | None = None
+
+    async def __call__(self, seconds: float) -> BaseException | None:
+        """None when the check passed within `seconds`; else what it raised, or TimeoutError."""
+        if self._running is None or self._running.done():
+            self._running = asyncio.ensure_future(self._check())
+            self._running.add_done_callback(_retrieved)
+        running = self._running
+        await asyncio.wait({running}, timeout=seconds)
+        if not running.done():
+            return TimeoutError(f"no answer in {seconds:g} s")
+        if running.cancelled():
+            return asyncio.CancelledError()
+        return running.exception()
+
+
+def _retrieved(future: asyncio.Future[object]) -> None:
+    """Mark the outcome of a check nobody waits for any more as seen (asyncio logs it otherwise)."""
+    if not future.cancelled():
+        future.exception()

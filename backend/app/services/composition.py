@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arq.connections import ArqRedis
 
 from app.core.config import Settings
 from app.core.errors import OCRError, RepositoryUnavailableError
+from app.core.health import Probe
 from app.db.repository import ChunkRepository
 from app.services.documents import Documents
 from app.services.ocr_chunk_service import OCRChunkService, build_repository
@@ -55,6 +56,13 @@ class QueuedCore(Core):
     redis: ArqRedis
     queue: ArqJobQueue
     reader: TextReader  # the planner's text pass; its OCR processes start when first needed
+    _database_probe: Probe = field(init=False)
+    _redis_probe: Probe = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._database_probe = Probe(self.service.ping)
+        # a write, not a ping: a Redis at its maxmemory answers pings and refuses every job
+        self._redis_probe = Probe(lambda: self.redis.set(HEALTH_PROBE_KEY, b"1", px=HEALTH_PROBE_MS))
 
     @property
     def documents(self) -> Documents:
@@ -63,30 +71,31 @@ class QueuedCore(Core):
 
     async def health(self) -> dict[str, str]:
         """Each of the database and Redis: "ok", or why not (for the API's /healthz). Both are
-        asked at once, and one that has not answered in HEALTH_CHECK_SECONDS is not "ok" (its own
-        timeouts, DATABASE_TIMEOUT_SECONDS and Redis's tries, are longer than a load balancer
-        waits for a health check)."""
-        database, redis = await asyncio.gather(self._database_health(), self._redis_health())
-        return {"database": database, "redis": redis}
+        asked at once, and one that has not answered in HEALTH_CHECK_SECONDS is not "ok": their
+        own timeouts (DATABASE_TIMEOUT_SECONDS, Redis's tries) are longer than a load balancer
+        waits for a health check."""
+        database, redis = await asyncio.gather(
+            self._database_probe(HEALTH_CHECK_SECONDS), self._redis_probe(HEALTH_CHECK_SECONDS)
+        )
+        return {"database": _database_state(database), "redis": _redis_state(redis)}
 
-    async def _database_health(self) -> str:
-        try:
-            async with asyncio.timeout(HEALTH_CHECK_SECONDS):
-                await self.service.ping()
-        except OCRError as exc:
-            return exc.code
-        except TimeoutError:
-            return RepositoryUnavailableError.code
-        return "ok"
 
-    async def _redis_health(self) -> str:
-        try:
-            async with asyncio.timeout(HEALTH_CHECK_SECONDS):
-                # a write, not a ping: a Redis at its maxmemory answers pings and refuses every job
-                await self.redis.set(HEALTH_PROBE_KEY, b"1", px=HEALTH_PROBE_MS)
-        except REDIS_UNAVAILABLE as exc:  # redis-py's ConnectionError is not the built-in one
-            return type(exc).__name__
+def _database_state(error: BaseException | None) -> str:
+    if error is None:
         return "ok"
+    if isinstance(error, OCRError):
+        return error.code
+    if isinstance(error, TimeoutError):
+        return RepositoryUnavailableError.code
+    raise error
+
+
+def _redis_state(error: BaseException | None) -> str:
+    if error is None:
+        return "ok"
+    if isinstance(error, REDIS_UNAVAILABLE):  # redis-py's ConnectionError is not the built-in one
+        return type(error).__name__
+    raise error
 
 
 async def open_core(settings: Settings, *, repository: RepositoryFactory = build_repository) -> Core:
