@@ -50,11 +50,18 @@ class Word:
 _HYPHEN_MARK = re.compile("[\x02\ufffe](?:\r\n|\r|\n)?(?=(.?))", re.DOTALL)
 _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # C0 and C1 controls but tab and newline (line breaks are newlines by now), the soft hyphen
-# U+00AD (invisible, and it splits a word for search), and noncharacters.
+# U+00AD (invisible, and it splits a word for search), noncharacters, the byte order mark U+FEFF
+# (a text layer's strings may keep theirs, mid-text, where it splits a word for search too), and
+# the bidirectional embeddings, overrides and isolates U+202A-U+202E and U+2066-U+2069: a page's
+# text is in reading order by now, and these only change how a viewer shows it, so a line that
+# reads "invoice 1234" could show as "4321 eciovni" or hide what follows it. The marks LRM, RLM
+# and ALM (U+200E, U+200F, U+061C) stay: they belong to right-to-left writing.
 # Spaces at a line's end: a text layer's producer may end each line with one (LibreOffice's
 # justified lines do), which a reader does not see and pdftotext does not give.
 _TRAILING_SPACES = re.compile(r"[ \t]+(?=\n|\Z)")
-_NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\xad\ufdd0-\ufdef\ufffe\uffff]")
+_NOT_TEXT = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x9f\xad\u202a-\u202e\u2066-\u2069\ufdd0-\ufdef\ufeff\ufffe\uffff]"
+)
 # Chinese and Japanese are written without spaces, but tesseract's chi_* and jpn models put one
 # between every two characters they read, and so do text layers whose producer spaced the glyphs
 # out. Han (with the radicals, the compatibility ideographs and the supplementary planes), kana,

@@ -34,6 +34,16 @@ def test_other_controls_go_and_text_stays() -> None:
     assert clean_page_text(text) == text
 
 
+def test_byte_order_marks_and_direction_overrides_go_and_direction_marks_stay() -> None:
+    """A string's byte order mark kept mid-text splits a word for search; an override shows a
+    line reversed ("1234 eciovni" for "invoice 4321"), an isolate or embedding reorders what
+    follows. The text is in reading order already: none of them is text."""
+    assert clean_page_text("\ufeffinvoice \u202e4321\u202c paid\ufeff") == "invoice 4321 paid"
+    assert clean_page_text("a\u202ab\u202bc\u202dd\u2066e\u2067f\u2068g\u2069h") == "abcdefgh"
+    text = "\u05e9\u05dc\u05d5\u05dd\u200f 2024\u200e \u0627\u061c"  # RLM, LRM, ALM: writing's own
+    assert clean_page_text(text) == text
+
+
 def test_spaces_at_a_line_end_go_and_indentation_stays() -> None:
     """LibreOffice ends each justified line of its text layer with a space, which a reader does
     not see (pdftotext gives none); spaces that indent a line, or set columns apart, stay."""
