@@ -267,8 +267,13 @@ class PrivatePostgres(_Server):
     def freeze(self) -> None:
         """SIGSTOP the whole cluster: connections stay open and nothing answers, as when a network
         drops every packet or a host stalls (a refusal would be quick to see; this is not)."""
-        for process in self._processes():
-            process.suspend()
+        processes = self._processes()
+        if not processes:
+            return
+        processes[0].suspend()  # the postmaster first: it starts no process after this
+        for process in self._processes()[1:]:
+            with contextlib.suppress(psutil.NoSuchProcess):  # a backend that ended meanwhile
+                process.suspend()
 
     def thaw(self) -> None:
         for process in self._processes():

@@ -380,6 +380,28 @@ as $$
      limit 1;
 $$;
 
+-- One chunk per claim: the chunk this holder already holds, else the next one claimed for it,
+-- one call per holder at a time (a transaction lock on the holder id). A call its worker gave
+-- up on (a database that stopped answering runs it when it wakes) and the call that replaced it
+-- then lease one chunk between them, not two.
+create function public.ocr_claim_for_holder(
+    p_worker_id text,
+    p_document_id uuid default null
+)
+returns setof public.document_ocr_chunks
+language plpgsql
+set search_path = ''
+as $$
+begin
+    perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('ocr_claim:' || p_worker_id, 0));
+    return query select * from public.ocr_held_chunk(p_worker_id);
+    if found then
+        return;
+    end if;
+    return query select * from public.ocr_claim_next_chunk(p_worker_id, p_document_id);
+end;
+$$;
+
 -- Extend the lease; false when it is lost (the worker stops and writes nothing).
 create function public.ocr_heartbeat_chunk(
     p_chunk_id uuid,

@@ -404,6 +404,15 @@ class ChunkRepository:
         """The chunk this holder's claim leased, if it committed (its answer may have been lost)."""
         return await self._row("ocr_held_chunk", {"p_worker_id": worker_id}, DocumentOCRChunk)
 
+    async def claim_for_holder(
+        self, worker_id: str, document_id: UUID | None = None
+    ) -> DocumentOCRChunk | None:
+        """The chunk this holder holds, else the next one claimed for it; one call per holder at
+        a time, so calls of one claim lease one chunk between them, in whatever order they run."""
+        return await self._row(
+            "ocr_claim_for_holder", {"p_worker_id": worker_id, "p_document_id": document_id}, DocumentOCRChunk
+        )
+
     async def heartbeat(self, chunk_id: UUID, worker_id: str, attempt: int) -> bool:
         return await self._flag(
             "ocr_heartbeat_chunk", {"p_chunk_id": chunk_id, "p_worker_id": worker_id, "p_attempt": attempt}

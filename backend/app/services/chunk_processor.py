@@ -130,13 +130,11 @@ class _Claim:
     called: bool = False
 
     async def __call__(self) -> DocumentOCRChunk | None:
-        if self.called:
-            held = await self.service.held_chunk(self.holder)
-            if held is not None:
-                log.info("chunk_claim_recovered", chunk_id=str(held.id), worker_id=self.holder)
-                return held
-        self.called = True
-        return await self.service.claim_next_chunk(self.holder)
+        again, self.called = self.called, True
+        chunk = await self.service.claim_for_holder(self.holder)
+        if again and chunk is not None:
+            log.info("chunk_claim_after_lost_answer", chunk_id=str(chunk.id), worker_id=self.holder)
+        return chunk
 
 
 @dataclass
@@ -232,10 +230,11 @@ class ChunkProcessor:
     def _claimer(self) -> _Claim:
         """One claim, safe to call again after a connection error.
 
-        The claim is made under a holder id of its own (this worker's id and a nonce). A call
-        after the first asks what that holder already holds before claiming: the earlier call may
-        have committed and lost its answer, and claiming again would take a second chunk while the
-        first waited, leased to nobody, for the stale sweep and a second attempt.
+        The claim is made under a holder id of its own (this worker's id and a nonce), and each
+        call returns what that holder already holds before it claims (ocr_claim_for_holder): an
+        earlier call may have committed and lost its answer, or may not have run yet, and
+        claiming again would take a second chunk while the first waited, leased to nobody, for
+        the stale sweep and a second attempt.
         """
         return _Claim(self.service, f"{self.worker_id[: WORKER_ID_MAX - 9]}/{secrets.token_hex(4)}")
 

@@ -245,6 +245,13 @@ class OCRChunkService(DocumentOperations):
         doc_id = as_uuid(document_id, "document_id") if document_id is not None else None
         return await self.repository.claim_next(worker_id_of(worker_id), doc_id)
 
+    async def claim_for_holder(self, holder: str) -> DocumentOCRChunk | None:
+        """claim_next_chunk for a claim that may be called again after an answer that never came:
+        the chunk `holder` already holds, else the next one. A call given up on may still run
+        (when a database that stopped answering wakes), beside the one that replaced it; they
+        lease one chunk between them, not two (ocr_claim_for_holder)."""
+        return await self.repository.claim_for_holder(worker_id_of(holder))
+
     async def held_chunk(self, worker_id: str) -> DocumentOCRChunk | None:
         """The chunk leased to this holder id and still processing, if any: a claim that committed
         though its caller never heard back (the connection dropped with the answer)."""

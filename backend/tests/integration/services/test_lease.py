@@ -278,3 +278,43 @@ async def test_released_attempts_stop_at_the_column_limit(
     assert claimed is not None
     released = await service.release_chunk(claimed.lease, error_message="worker stopping")
     assert (released.status, released.max_attempts) == (ChunkStatus.FAILED, 100)
+
+
+async def test_calls_of_one_claim_lease_one_chunk_in_whatever_order_they_run(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    """A claim call its worker gave up on (a database that stopped answering past the call's
+    timeout) runs when the database wakes, beside the call that replaced it. Both claimed: two
+    chunks leased to one holder, one of them to nobody, until the stale sweep."""
+    document_id = await make_document(pool, page_count=30)
+    await service.create_chunks_for_document(document_id, ranges(30, 10))
+    async with pool.acquire() as given_up, pool.acquire() as replacing:
+        transaction = given_up.transaction()
+        await transaction.start()  # the call the worker gave up on, run and not yet committed
+        first = await given_up.fetch("select * from ocr_claim_for_holder('worker/nonce')")
+        again = asyncio.ensure_future(replacing.fetch("select * from ocr_claim_for_holder('worker/nonce')"))
+        await asyncio.sleep(0.3)
+        assert not again.done()  # the claim's calls run one after another
+        await transaction.commit()
+        second = await again
+    assert [r["id"] for r in second] == [r["id"] for r in first]  # the one chunk it leased
+    held = await pool.fetch(
+        "select id from document_ocr_chunks where worker_id = 'worker/nonce' and status = 'processing'"
+    )
+    assert len(held) == 1
+    assert await service.claim_for_holder("other/nonce") is not None  # another claim takes another
+
+
+async def test_a_claim_for_a_holder_that_holds_nothing_is_the_next_claim(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    document_id = await make_document(pool, page_count=20)
+    first, second = await service.create_chunks_for_document(document_id, ranges(20, 10))
+    claimed = await service.claim_for_holder("a/1")
+    assert claimed is not None
+    assert (claimed.id, claimed.attempt_count) == (first.id, 1)
+    assert (await service.claim_for_holder("a/1")) == claimed  # called again: the same lease
+    following = await service.claim_for_holder("a/2")
+    assert following is not None
+    assert following.id == second.id
+    assert await service.claim_for_holder("a/3") is None

@@ -56,7 +56,7 @@ async def test_a_claim_whose_answer_was_lost_is_taken_up_not_left_to_the_sweep(
     started = await start(runtime, arq_redis, tmp_path / "born.pdf", matter_id, chunk_pages=2)
     first = started.chunks[0]
 
-    cut.arm("ocr_claim_next_chunk")
+    cut.arm("ocr_claim_for_holder")
     assert await cut_runtime.processor.process(str(first.id)) is ChunkOutcome.COMPLETED
     assert cut.cuts == 1  # the claim ran, and its answer never arrived
 

@@ -105,7 +105,7 @@ async def test_document_on_supabase_backends(
     called = {c.path.removeprefix("rpc/") for c in rest.calls if c.path.startswith("rpc/")}
     assert {
         "ocr_start_document",
-        "ocr_claim_next_chunk",
+        "ocr_claim_for_holder",
         "ocr_heartbeat_chunk",
         "ocr_complete_chunk",
         "ocr_chunk_progress",
