@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from app.api.errors import install_error_handlers
 from app.api.framing import AmbiguousLengthRefused
+from app.api.headers import CommonHeaders
 from app.api.routes import documents, health, metrics, pages, uploads
 from app.api.uploads import UploadSlots
 from app.core.config import Settings, get_settings
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(AmbiguousLengthRefused)
+    app.add_middleware(CommonHeaders)  # the last added runs first: the refusal above gets them too
     app.include_router(uploads.router)
     app.include_router(documents.router)
     app.include_router(health.router)

@@ -42,7 +42,7 @@ async def two_matters(pool: asyncpg.Pool, service: OCRChunkService) -> dict[str,
         {
             "Authorization": f"Bearer {token('6f1d7a70-2c4e-4a0b-9d3e-0c5b1f2a3b4c', secret='another-secret-another-secret-xx')}"
         },
-        {"Authorization": f"Bearer {token('6f1d7a70-2c4e-4a0b-9d3e-0c5b1f2a3b4c', expires_in=-10)}"},
+        {"Authorization": f"Bearer {token('6f1d7a70-2c4e-4a0b-9d3e-0c5b1f2a3b4c', expires_in=-3600)}"},
         {"Authorization": f"Bearer {token('6f1d7a70-2c4e-4a0b-9d3e-0c5b1f2a3b4c', audience='anon')}"},
         {"Authorization": f"Bearer {token('not-a-user-id')}"},
     ],

@@ -422,3 +422,23 @@ async def test_the_start_route_refuses_an_option_given_twice_with_two_values(
     assert "given twice" in assert_error(response, 422, "invalid_input")
     started = await client.post(f"/documents/{document}/ocr?chunkPages=2", headers=bearer(user))
     assert started.status_code == 202, started.text
+
+
+async def test_every_answer_says_its_type_is_not_to_be_sniffed(
+    client: httpx.AsyncClient,
+    member: tuple[UUID, UUID],  # noqa: F811
+) -> None:
+    """An upload is a PDF by its first kilobyte, as readers take it: what comes before `%PDF`
+    may be HTML, and a searchable PDF starts with it too. No answer is to be read as anything
+    but the type it says, errors included."""
+    _, user = member
+    answers = [
+        await client.get("/healthz"),
+        await client.get("/no/such/route", headers=bearer(user)),
+        await client.get(f"/documents/{uuid4()}/ocr/progress"),  # 401
+        await client.get(f"/documents/{uuid4()}/ocr/result.pdf", headers=bearer(user)),  # 404
+        await client.get(f"/ui/documents/{uuid4()}"),  # sets its own, once
+    ]
+    assert [a.status_code for a in answers] == [200, 404, 401, 404, 200]
+    for answer in answers:
+        assert answer.headers.get_list("x-content-type-options") == ["nosniff"], answer.request.url
