@@ -22,9 +22,10 @@ from app.api.errors import error_body
 
 
 class ScratchFileResponse(FileResponse):
-    """FileResponse of a file inside `scratch`, a directory of its own that goes after the answer."""
+    """FileResponse of a file inside `scratch`, a directory of its own that goes after the answer
+    (None: a file that stays, sent with the same answers to a Range)."""
 
-    def __init__(self, path: Path, *, scratch: Path, **kwargs: Any) -> None:
+    def __init__(self, path: Path, *, scratch: Path | None, **kwargs: Any) -> None:
         super().__init__(path, **kwargs)
         self.scratch = scratch
 
@@ -36,7 +37,8 @@ class ScratchFileResponse(FileResponse):
             else:
                 await super().__call__(scope, receive, send)
         finally:
-            await anyio.to_thread.run_sync(shutil.rmtree, self.scratch, True)
+            if self.scratch is not None:
+                await anyio.to_thread.run_sync(shutil.rmtree, self.scratch, True)
 
 
 def _refused_range(scope: Scope, path: str | os.PathLike[str]) -> JSONResponse | None:

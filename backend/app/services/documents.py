@@ -23,7 +23,12 @@ from app.engines.specs import engine_spec
 from app.models.document import Document, DocumentStatus
 from app.models.ocr_chunk import ChunkProgress, DocumentOCRChunk
 from app.models.results import MergedResult, StoredFile
-from app.services.merge import document_result, searchable_pdf_file, searchable_pdf_of
+from app.services.merge import (
+    document_result,
+    searchable_pdf_file,
+    searchable_pdf_local_file,
+    searchable_pdf_of,
+)
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.planner import StartedDocument, plan_document, start_document
 from app.services.queue import JobQueue
@@ -237,6 +242,11 @@ class Documents:
     async def searchable_pdf_file(self, document: Document, stored: StoredFile, dest: Path) -> StoredFile:
         """The searchable PDF written to dest, verified (ResultRebuildingError while it is rebuilt)."""
         return await searchable_pdf_file(self.service, self.store, self.queue, document, stored, dest)
+
+    async def searchable_pdf_local_file(self, document: Document, stored: StoredFile) -> Path | None:
+        """The searchable PDF's own file, verified, where the store keeps one here (a local
+        directory); None otherwise (ResultRebuildingError while it is rebuilt)."""
+        return await searchable_pdf_local_file(self.service, self.store, self.queue, document, stored)
 
     async def signed_url(self, stored: StoredFile, expires_in: int) -> str | None:
         """A download URL from the blob store (Supabase Storage); None for a local directory."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,8 +101,29 @@ async def searchable_pdf_file(
     """The searchable PDF its merged result names (searchable_pdf_of), written to dest and verified;
     when it went missing or stopped verifying, a worker is asked to graft it again
     (ResultRebuildingError: come back shortly)."""
-    try:
+    async with _rebuilt_when_unusable(service, queue, document):
         await get_verified_file(store, named.path, named.sha256, dest)
+    return named
+
+
+async def searchable_pdf_local_file(
+    service: OCRChunkService, store: BlobStore, queue: JobQueue, document: Document, named: StoredFile
+) -> Path | None:
+    """The searchable PDF's own file in a store that keeps its objects as files here, verified
+    (BlobStore.verified_local_file), to be sent as it is; None for a store that does not. As
+    searchable_pdf_file when it went missing or stopped verifying."""
+    async with _rebuilt_when_unusable(service, queue, document):
+        return await store.verified_local_file(named.path, named.sha256)
+
+
+@asynccontextmanager
+async def _rebuilt_when_unusable(
+    service: OCRChunkService, queue: JobQueue, document: Document
+) -> AsyncIterator[None]:
+    """A searchable PDF that went missing or stopped verifying is grafted again by a worker:
+    ResultRebuildingError, come back shortly."""
+    try:
+        yield
     except (ObjectNotFoundError, ChecksumMismatchError) as exc:
         log.warning("searchable_pdf_unusable", document_id=str(document.id), reason=exc.code)
         claimed = await service.claim_finalize(document.id, _api_worker_id())
@@ -110,7 +132,6 @@ async def searchable_pdf_file(
         raise ResultRebuildingError(
             f"the searchable PDF of document {document.id} is being rebuilt"
         ) from None
-    return named
 
 
 async def searchable_pdf_of(

@@ -52,6 +52,13 @@ class BlobStore(Protocol):
         store with no such URLs (a local directory: the caller serves the file itself)."""
         ...
 
+    async def verified_local_file(self, path: str, expected_sha256: str) -> Path | None:
+        """The object's own file, where the store keeps it as one on this machine (a local
+        directory), once it hashes to expected_sha256 (ChecksumMismatchError otherwise,
+        ObjectNotFoundError if there is none): served from where it is, with no copy. None for
+        a store that keeps no such file (the caller downloads the object)."""
+        ...
+
     async def close(self) -> None: ...
 
 

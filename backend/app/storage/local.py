@@ -8,16 +8,24 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 from typing import BinaryIO
 
 from app.storage.base import StoredObject
-from app.storage.checksums import sha256_hex
+from app.storage.checksums import mismatch, sha256_hex
 from app.storage.errors import ObjectNotFoundError, StorageError, StoragePermanentError
+
+# The files verified_local_file found to hash as expected, at most this many remembered.
+_VERIFIED_KEPT = 1024
 
 
 class LocalBlobStore:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
+        # file -> (what its stat said when it hashed, the checksum it had): a file with another
+        # stat since (rewritten: objects are replaced by rename, a new inode; or written in
+        # place, a new ctime, which no one can set back) is hashed again.
+        self._verified: dict[Path, tuple[tuple[int, ...], str]] = {}
 
     def _resolve(self, path: str) -> Path:
         relative = PurePosixPath(path)
@@ -51,6 +59,23 @@ class LocalBlobStore:
         size, checksum = await asyncio.to_thread(_copy_atomically, source, dest)  # StorageError
         return StoredObject(path=path, sha256=checksum, size=size)
 
+    async def verified_local_file(self, path: str, expected_sha256: str) -> Path:
+        """The object's file, hashed once for as long as its stat stays what it was then: a
+        download is served from it, not from a copy per request (N slow downloads held N copies
+        of the file in the temporary directory, and each cost a copy and a hash)."""
+        source = self._resolve(path)
+        stamp = await asyncio.to_thread(_stamp, source, path)
+        if self._verified.get(source) != (stamp, expected_sha256):
+            checksum = await asyncio.to_thread(_file_sha256, source, path)
+            if checksum != expected_sha256:
+                raise mismatch(path, expected_sha256, checksum)
+            if await asyncio.to_thread(_stamp, source, path) == stamp:  # not changed while hashed
+                self._verified.pop(source, None)
+                self._verified[source] = (stamp, expected_sha256)
+                while len(self._verified) > _VERIFIED_KEPT:
+                    self._verified.pop(next(iter(self._verified)))
+        return source
+
     async def exists(self, path: str) -> bool:
         return self._resolve(path).is_file()
 
@@ -68,6 +93,32 @@ class LocalBlobStore:
 
 
 _COPY_BLOCK = 1 << 20
+
+
+def _stamp(source: Path, path: str) -> tuple[int, ...]:
+    """What a file's stat says of its identity and last change; ObjectNotFoundError for none."""
+    try:
+        stat = source.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise ObjectNotFoundError(f"no object at {path}", path=path) from None
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror}", path=path) from exc
+    if not S_ISREG(stat.st_mode):
+        raise ObjectNotFoundError(f"no object at {path}", path=path)
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+def _file_sha256(source: Path, path: str) -> str:
+    digest = hashlib.sha256()
+    try:
+        with source.open("rb") as src:
+            while block := src.read(_COPY_BLOCK):
+                digest.update(block)
+    except FileNotFoundError:
+        raise ObjectNotFoundError(f"no object at {path}", path=path) from None
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror}", path=path) from exc
+    return digest.hexdigest()
 
 
 def _copy_atomically(source: Path, target: Path) -> tuple[int, str]:

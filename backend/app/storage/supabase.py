@@ -114,6 +114,9 @@ class SupabaseBlobStore:
             raise StorageError(f"cannot write {dest.name}: {exc.strerror}", path=path) from exc
         return StoredObject(path=path, sha256=digest.hexdigest(), size=size)
 
+    async def verified_local_file(self, path: str, expected_sha256: str) -> Path | None:
+        return None  # Storage's objects are not files here: they are downloaded, or signed URLs
+
     async def signed_url(self, path: str, expires_in: int) -> str | None:
         """Storage's signed download URL (no key needed to use it) for expires_in seconds."""
         async with self._translated(path):

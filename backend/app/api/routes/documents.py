@@ -135,6 +135,12 @@ async def result_pdf(document: AccessibleDocument, documents: DocumentsDep) -> R
     # The file's own checksum is its validator: the copy's size and time (Starlette's default)
     # changed at every request, so a download resumed with If-Range was sent whole again.
     headers["ETag"] = f'"{stored.sha256}"'
+    filename = f"{Path(document.filename).stem}.ocr.pdf"
+    local = await documents.searchable_pdf_local_file(document, stored)
+    if local is not None:  # the store's own file, verified: no copy per request
+        return ScratchFileResponse(
+            local, scratch=None, media_type="application/pdf", filename=filename, headers=headers
+        )
     scratch = Path(tempfile.mkdtemp(prefix="chunk-ocr-result-"))
     try:
         await documents.searchable_pdf_file(document, stored, scratch / "result.pdf")
@@ -145,6 +151,6 @@ async def result_pdf(document: AccessibleDocument, documents: DocumentsDep) -> R
         scratch / "result.pdf",
         scratch=scratch,
         media_type="application/pdf",
-        filename=f"{Path(document.filename).stem}.ocr.pdf",
+        filename=filename,
         headers=headers,
     )

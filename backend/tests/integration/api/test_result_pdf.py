@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from uuid import UUID
@@ -156,8 +157,9 @@ async def test_a_refused_range_leaves_no_copy_of_the_result_behind(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The file is sent from a scratch copy; a Range Starlette refuses (400, 416) skipped the
-    response's clean-up, so each such request left a whole copy on the API's disk."""
+    """The file was sent from a scratch copy, and a Range Starlette refuses (400, 416) skipped
+    the response's clean-up, so each such request left a whole copy on the API's disk. (It is
+    sent from the store's own file now: test_a_download_is_sent_from_the_stored_file_not_a_copy.)"""
     matter, user = member
     make_mixed_pdf(tmp_path / "letter.pdf", "sd", seed=62)
     document_id = await completed(client, runtime, arq_redis, user, matter, tmp_path / "letter.pdf")
@@ -205,3 +207,45 @@ async def test_a_download_resumed_with_if_range_gets_the_rest_only(
     assert sha256_hex(first.content + rest.content) == first.headers["x-checksum-sha256"]
     stale = await client.get(url, headers=bearer(user) | {"Range": "bytes=100-", "If-Range": '"another"'})
     assert stale.status_code == 200  # not the file it had: the whole of it
+
+
+async def test_a_download_is_sent_from_the_stored_file_not_a_copy(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    member: tuple[UUID, UUID],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each download copied the whole file into the temporary directory and sent the copy: N slow
+    downloads held N copies (any reader could fill the API's disk, or a tmpfs's memory), each
+    after a copy and a hash. The store's own file is sent, hashed once for as long as its stat
+    stays as it was, so the temporary directory is not even needed."""
+    matter, user = member
+    make_mixed_pdf(tmp_path / "letter.pdf", "sd", seed=65)
+    document_id = await completed(client, runtime, arq_redis, user, matter, tmp_path / "letter.pdf")
+    unusable = tmp_path / "not-a-directory"
+    unusable.write_bytes(b"")
+    monkeypatch.setattr(tempfile, "tempdir", str(unusable))
+    url = f"/documents/{document_id}/ocr/result.pdf"
+    whole = await client.get(url, headers=bearer(user))
+    assert whole.status_code == 200, whole.text
+    assert sha256_hex(whole.content) == whole.headers["x-checksum-sha256"]
+    again = await client.get(url, headers=bearer(user))
+    part = await client.get(url, headers=bearer(user) | {"Range": "bytes=10-19"})
+    assert (again.status_code, part.status_code) == (200, 206)
+    assert again.content == whole.content
+    assert part.content == whole.content[10:20]
+
+    # Changed in place, its size and modification time put back as they were: its ctime, which
+    # nobody can set back, has moved, so it is hashed again, and not sent.
+    stored = runtime.settings.local_storage_dir / runtime.settings.storage_bucket
+    (result_pdf,) = stored.rglob("result.pdf")
+    before = result_pdf.stat()
+    with result_pdf.open("r+b") as handle:
+        handle.seek(len(whole.content) // 2)
+        handle.write(b"X")
+    os.utime(result_pdf, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert result_pdf.stat().st_size == before.st_size
+    altered = await client.get(url, headers=bearer(user))
+    assert (altered.status_code, altered.json()["error"]["code"]) == (503, "result_rebuilding")
