@@ -30,7 +30,7 @@ from arq.connections import RedisSettings
 
 from app.core.config import Settings, get_settings
 from app.core.errors import ConfigurationError, OCRError
-from app.core.health import DATABASE, DependencyHealth
+from app.core.health import DependencyHealth
 from app.core.logging import configure_logging, get_logger
 from app.metrics import MetricsServer, start_metrics_server
 from app.services.queue import (
@@ -120,22 +120,19 @@ async def finalize_document(ctx: dict[str, Any], document_id: str) -> str:
 
 
 async def sweep_job(ctx: dict[str, Any]) -> None:
-    """The periodic sweep, unless a later one is already due or the database is known to be away.
+    """The periodic sweep, unless a later one is already due.
 
     Sweeps are cron jobs, one per tick for the fleet. While the database does not answer, the
-    ticks' jobs queue up behind the worker's busy slots, and each would spend a slot waiting for
-    DATABASE_TIMEOUT_SECONDS: a late tick's sweep is skipped (the newest one does the work, they
-    are all the same query), and so is every tick while the worker's health check sees the
-    database down (it looks every 10 s, and its next sweep runs once the database answers).
+    ticks' jobs queue up behind the worker's job slots, which wait on it too: once it answers,
+    a sweep that is late by more than a tick is skipped (the newest does the work; they are all
+    the same query), not run one after another. A sweep during the outage fails after
+    DATABASE_TIMEOUT_SECONDS, and the next tick tries again.
     """
     runtime: Runtime = ctx["runtime"]
     settings: Settings = runtime.settings
     late = time.time() - ctx["score"] / 1000
     if late > settings.sweep_interval_seconds:
         log.info("sweep_skipped", reason="late", late_seconds=round(late, 1))
-        return
-    if not runtime.health.is_up(DATABASE):
-        log.debug("sweep_skipped", reason="database_unavailable")
         return
     try:
         await sweep(runtime.service, ArqJobQueue(ctx["redis"]))
