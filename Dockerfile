@@ -79,4 +79,6 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
 
 ENTRYPOINT ["tini", "--"]
-CMD ["uvicorn", "--factory", "app.main:app", "--host", "0.0.0.0", "--port", "8000"]
+# --http: a request uvicorn cannot parse is refused in the API's error shape (app/api/http_protocol.py).
+CMD ["uvicorn", "--factory", "app.main:app", "--http", "app.api.http_protocol:JsonRefusalsH11Protocol", \
+     "--host", "0.0.0.0", "--port", "8000"]

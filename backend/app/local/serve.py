@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from app.core.config import Settings
 from app.core.logging import get_logger
@@ -38,8 +39,7 @@ def serve(services: Services, host: str, port: int) -> None:
         file=sys.stderr,
     )
     keep_reviving(services.revivers())
-    config = uvicorn.Config(create_app(settings), host=host, port=port, log_config=None, lifespan="on")
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(server_config(create_app(settings), host, port))
     # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again against the
     # handler in place before it started. Being asked to stop is not a failure: with these
     # handlers the process exits 0 (and `make serve` does not report "Error 143").
@@ -48,6 +48,16 @@ def serve(services: Services, host: str, port: int) -> None:
     server.run()
     if not server.started:
         raise SystemExit(1)  # uvicorn logged why (a port in use, the start-up failing)
+
+
+def server_config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
+    """uvicorn's configuration for the API: our logging, and a request it cannot parse refused
+    in the API's error shape (JsonRefusalsH11Protocol)."""
+    from app.api.http_protocol import JsonRefusalsH11Protocol
+
+    return uvicorn.Config(
+        app, host=host, port=port, log_config=None, lifespan="on", http=JsonRefusalsH11Protocol
+    )
 
 
 def keep_reviving(revivers: Mapping[str, Callable[[], None]], every: float = REVIVE_SECONDS) -> None:

@@ -424,6 +424,12 @@ def test_the_image_serves_the_api_and_checks_its_health_route() -> None:
     assert health
     assert health[1] in api_paths()
     assert command[command.index("--port") + 1] == "8000"
+    # a request uvicorn cannot parse is refused in the API's error shape, as under `chunk-ocr serve`
+    from uvicorn.importer import import_from_string
+
+    from app.api.http_protocol import JsonRefusalsH11Protocol
+
+    assert import_from_string(command[command.index("--http") + 1]) is JsonRefusalsH11Protocol
 
 
 def api_paths() -> set[str]:
