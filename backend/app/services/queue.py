@@ -296,8 +296,10 @@ def bound_replies(redis: ArqRedis, seconds: float) -> None:
     will open. arq's RedisSettings has no such option (its pools wait for ever), so it is set on
     the pool arq made."""
     connections = redis.connection_pool
-    connections.connection_kwargs["socket_timeout"] = seconds
-    for connection in (*connections._available_connections, *connections._in_use_connections):
+    connections.connection_kwargs["socket_timeout"] = seconds  # the connections it opens from now
+    # and those it has (arq's create_pool pinged through one): redis-py keeps them in these sets
+    opened = (getattr(connections, name, ()) for name in ("_available_connections", "_in_use_connections"))
+    for connection in (c for group in opened for c in group):
         connection.socket_timeout = seconds
 
 
