@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-_HEADERS = ((b"x-content-type-options", b"nosniff"),)
+COMMON_HEADERS = ((b"x-content-type-options", b"nosniff"),)
 
 
 class CommonHeaders:
-    """ASGI middleware: _HEADERS on every HTTP answer that does not set them itself."""
+    """ASGI middleware: COMMON_HEADERS on every HTTP answer that does not set them itself."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -28,7 +28,7 @@ class CommonHeaders:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 present = {name.lower() for name, _ in headers}
-                headers += [(name, value) for name, value in _HEADERS if name not in present]
+                headers += [(name, value) for name, value in COMMON_HEADERS if name not in present]
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -14,6 +14,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.api.errors import error_body
+from app.api.headers import COMMON_HEADERS
 
 MALFORMED_REQUEST = "malformed_request"  # the code of a request uvicorn could not parse
 
@@ -24,7 +25,7 @@ class JsonRefusalsH11Protocol(H11Protocol):
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
-            (b"x-content-type-options", b"nosniff"),
+            *COMMON_HEADERS,  # what the app's answers carry (its middleware never sees this one)
             (b"connection", b"close"),
         ]
         for event in (

@@ -25,7 +25,6 @@ the page count, not the file's size, is what planning and OCR cost.
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 import time
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from app.core.digests import file_sha256
 from app.core.filenames import shown_name
 from app.core.logging import get_logger
 from app.pdf._pdfium import PDFIUM_LOCK
@@ -386,12 +386,3 @@ def _ranges(numbers: range | tuple[int, ...]) -> str:
         else:
             spans.append([number, number])
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-
-
-def file_sha256(path: Path) -> str:
-    """The file's SHA-256, hex, read a mebibyte at a time."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()

@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 from uuid import UUID
 
+from app.core.digests import file_sha256
 from app.core.logging import get_logger
 from app.models.ocr_chunk import ChunkStatus
-from app.pdf.inspect import file_sha256, inspect_pdf
+from app.pdf.inspect import inspect_pdf
 from app.services.ocr_chunk_service import OCRChunkService
 from app.services.planner import StartedDocument
 from app.services.queue import JobQueue, enqueue_next_attempts

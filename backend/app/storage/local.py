@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from stat import S_ISREG
 from typing import BinaryIO
 
+from app.core.digests import file_sha256
 from app.storage.base import StoredObject
 from app.storage.checksums import mismatch, sha256_hex
 from app.storage.errors import ObjectNotFoundError, StorageError, StoragePermanentError
@@ -109,16 +110,13 @@ def _stamp(source: Path, path: str) -> tuple[int, ...]:
 
 
 def _file_sha256(source: Path, path: str) -> str:
-    digest = hashlib.sha256()
+    """file_sha256, its errors the store's."""
     try:
-        with source.open("rb") as src:
-            while block := src.read(_COPY_BLOCK):
-                digest.update(block)
+        return file_sha256(source)
     except FileNotFoundError:
         raise ObjectNotFoundError(f"no object at {path}", path=path) from None
     except OSError as exc:
         raise StorageError(f"cannot read {path}: {exc.strerror}", path=path) from exc
-    return digest.hexdigest()
 
 
 def _copy_atomically(source: Path, target: Path) -> tuple[int, str]:
