@@ -37,10 +37,10 @@ from app.services.queue import (
     FINALIZE_DOCUMENT_JOB,
     HEALTH_CHECK_KEY,
     PROCESS_CHUNK_JOB,
-    QUEUE_NAME,
     SWEEP_JOB,
     ArqJobQueue,
     bound_replies,
+    queue_name,
     redis_settings,
 )
 from app.services.recovery import sweep
@@ -53,6 +53,7 @@ SETTINGS = "settings"  # the ctx key of the Settings the worker was built with
 METRICS_SERVER = "metrics_server"  # the ctx key of the /metrics server, when WORKER_METRICS_PORT is set
 # False: no engine probe at start-up (`chunk-ocr run`'s worker: nobody else reads what it advertises)
 PROBE_ENGINES = "probe_engines"
+RUN_ID = "run_id"  # the ctx key of the `chunk-ocr run` whose private queue the worker reads, if any
 
 
 async def startup(ctx: dict[str, Any]) -> None:
@@ -67,9 +68,8 @@ async def startup(ctx: dict[str, Any]) -> None:
     configure_logging(settings.log_level, file=settings.log_file)
     adopt_running_worker()  # under `arq app.worker.WorkerSettings`, arq built its own Worker
     health = ctx.get("health") or DependencyHealth()
-    runtime = await build_runtime(
-        settings, ArqJobQueue(ctx["redis"]), health=health, probe=ctx.get(PROBE_ENGINES, True)
-    )
+    queue = ArqJobQueue(ctx["redis"], run_id=ctx.get(RUN_ID))
+    runtime = await build_runtime(settings, queue, health=health, probe=ctx.get(PROBE_ENGINES, True))
     ctx["runtime"] = runtime
     if settings.worker_metrics_port is not None:
         try:
@@ -135,7 +135,7 @@ async def sweep_job(ctx: dict[str, Any]) -> None:
         log.info("sweep_skipped", reason="late", late_seconds=round(late, 1))
         return
     try:
-        await sweep(runtime.service, ArqJobQueue(ctx["redis"]))
+        await sweep(runtime.service, runtime.processor.queue)
     except OCRError as exc:  # the next tick tries again
         log.warning("sweep_failed", error_code=exc.code, error=str(exc))
 
@@ -151,10 +151,15 @@ def _redis_settings(url: str | None) -> RedisSettings:
     return settings
 
 
-def worker_settings(settings: Settings) -> dict[str, Any]:
+def worker_settings(settings: Settings, *, run_id: str | None = None) -> dict[str, Any]:
     """arq's Worker options for a worker run with `settings` (arq takes them as a dict, see
-    arq.worker.create_worker); the start-up hook finds `settings` in ctx."""
+    arq.worker.create_worker); the start-up hook finds `settings` in ctx.
+
+    run_id: the worker of that `chunk-ocr run`, which reads the run's private queue and claims
+    and sweeps only the run's documents. Its sweep's cron job has a name of its own too: arq
+    gives a tick's cron job one id on a Redis, and the fleet's would take the run's tick."""
     timeout = settings.chunk_job_timeout_seconds
+    private = "" if run_id is None else f":{run_id}"
     return {
         "functions": [
             func(process_chunk, name=PROCESS_CHUNK_JOB, keep_result=0, max_tries=3, timeout=timeout),
@@ -163,7 +168,7 @@ def worker_settings(settings: Settings) -> dict[str, Any]:
         "cron_jobs": [
             cron(
                 sweep_job,
-                name=SWEEP_JOB,
+                name=SWEEP_JOB + private,
                 second=set(range(0, 60, settings.sweep_interval_seconds)),
                 run_at_startup=True,
                 keep_result=0,
@@ -173,14 +178,14 @@ def worker_settings(settings: Settings) -> dict[str, Any]:
         "on_startup": startup,
         "on_shutdown": shutdown,
         "redis_settings": _redis_settings(settings.redis_url),
-        "queue_name": QUEUE_NAME,
+        "queue_name": queue_name(run_id),
         # one job per OCR process, plus one so a finalize or a quick no-op never waits behind OCR
         "max_jobs": settings.worker_max_jobs or settings.ocr_process_count + 1,
         "job_completion_wait": settings.worker_grace_seconds,
         "health_check_interval": 10,  # also how often the database is checked and engines advertised
-        "health_check_key": HEALTH_CHECK_KEY,
+        "health_check_key": HEALTH_CHECK_KEY + private,
         "poll_delay": 0.05,  # arq sleeps this long between queue polls; short chunks must not wait on it
-        "ctx": {SETTINGS: settings},
+        "ctx": {SETTINGS: settings} | ({RUN_ID: run_id} if run_id is not None else {}),
     }
 
 

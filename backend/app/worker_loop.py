@@ -150,7 +150,7 @@ class ChunkOcrWorker(Worker):
         if runtime is None:
             return
         try:
-            await sweep(runtime.service, ArqJobQueue(self.pool))
+            await sweep(runtime.service, runtime.processor.queue)
         except OCRError as exc:  # the periodic sweep tries again
             log.warning("reconcile_failed", error_code=exc.code, error=str(exc))
 

@@ -168,3 +168,14 @@ create index document_ocr_chunks_pending_by_document_idx
 create index document_ocr_chunks_processing_by_owner_idx
     on public.document_ocr_chunks (matter_id, document_id)
     where status = 'processing';
+
+-- A `chunk-ocr run` keeps the documents it starts to its own worker while it runs
+-- (ocr_document_is_for); a reservation it does not renew lapses.
+create table public.document_ocr_reservations (
+    document_id uuid primary key references public.documents (id) on delete cascade,
+    run_id text not null check (length(run_id) between 1 and 200),
+    reserved_until timestamptz not null
+);
+comment on table public.document_ocr_reservations is
+    'documents a `chunk-ocr run` keeps to its own worker until reserved_until (renewed while it runs)';
+create index document_ocr_reservations_run_idx on public.document_ocr_reservations (run_id);

@@ -237,6 +237,68 @@ begin
 end;
 $$;
 
+-- Run reservations (a `chunk-ocr run` keeps its documents to its own worker) ----------------
+
+-- Reserve a document for a run (a later run takes it over), until p_seconds from now.
+create function public.ocr_reserve_document(
+    p_document_id uuid,
+    p_run_id text,
+    p_seconds double precision
+)
+returns void
+language sql
+set search_path = ''
+as $$
+    insert into public.document_ocr_reservations (document_id, run_id, reserved_until)
+    values (p_document_id, p_run_id, now() + make_interval(secs => p_seconds))
+    on conflict (document_id) do update
+        set run_id = excluded.run_id, reserved_until = excluded.reserved_until;
+$$;
+
+-- Renew every reservation of a run until p_seconds from now; how many it holds.
+create function public.ocr_renew_reservations(p_run_id text, p_seconds double precision)
+returns integer
+language sql
+set search_path = ''
+as $$
+    with renewed as (
+        update public.document_ocr_reservations
+           set reserved_until = now() + make_interval(secs => p_seconds)
+         where run_id = p_run_id
+        returning 1)
+    select count(*)::integer from renewed;
+$$;
+
+-- A run that ends hands its documents back to the fleet; how many it held.
+create function public.ocr_release_reservations(p_run_id text)
+returns integer
+language sql
+set search_path = ''
+as $$
+    with released as (
+        delete from public.document_ocr_reservations where run_id = p_run_id returning 1)
+    select count(*)::integer from released;
+$$;
+
+-- Whether work of this document is for the run p_run_id (null: the fleet's workers and sweeps).
+-- A run's claims and sweeps see only what it reserved, lapsed or not; the fleet's see every
+-- document that no run holds now.
+create function public.ocr_document_is_for(p_document_id uuid, p_run_id text)
+returns boolean
+language sql
+stable
+set search_path = ''
+as $$
+    select case
+        when p_run_id is null then not exists (
+            select 1 from public.document_ocr_reservations r
+             where r.document_id = p_document_id and r.reserved_until > now())
+        else exists (
+            select 1 from public.document_ocr_reservations r
+             where r.document_id = p_document_id and r.run_id = p_run_id)
+    end;
+$$;
+
 -- The chunk lease ---------------------------------------------------------------------
 
 -- Claim one chunk by id. A chunk that is not pending, not yet due, or locked by a
@@ -283,9 +345,12 @@ $$;
 -- claimers never wait on each other. Cost: a few index probes per document with due
 -- chunks (a loose index scan finds the documents; in-flight counts stop at 64, beyond
 -- which the longest wait decides). p_document_id keeps the claim within one document.
+-- p_run_id keeps it to the documents that are for that run, null to the fleet's
+-- (ocr_document_is_for).
 create function public.ocr_claim_next_chunk(
     p_worker_id text,
-    p_document_id uuid default null
+    p_document_id uuid default null,
+    p_run_id text default null
 )
 returns setof public.document_ocr_chunks
 language plpgsql
@@ -321,6 +386,7 @@ begin
         select w.document_id
           from waiting w
          where w.due_since <= now()
+           and public.ocr_document_is_for(w.document_id, p_run_id)
          order by (select count(*) from (select 1
                                            from public.document_ocr_chunks c
                                           where c.matter_id = w.matter_id
@@ -386,7 +452,8 @@ $$;
 -- then lease one chunk between them, not two.
 create function public.ocr_claim_for_holder(
     p_worker_id text,
-    p_document_id uuid default null
+    p_document_id uuid default null,
+    p_run_id text default null
 )
 returns setof public.document_ocr_chunks
 language plpgsql
@@ -398,7 +465,7 @@ begin
     if found then
         return;
     end if;
-    return query select * from public.ocr_claim_next_chunk(p_worker_id, p_document_id);
+    return query select * from public.ocr_claim_next_chunk(p_worker_id, p_document_id, p_run_id);
 end;
 $$;
 
@@ -652,7 +719,8 @@ $$;
 -- re-enqueues.
 create function public.ocr_due_pending_chunks(
     p_limit integer default 1000,
-    p_overdue_seconds double precision default 0
+    p_overdue_seconds double precision default 0,
+    p_run_id text default null
 )
 returns setof public.document_ocr_chunks
 language sql
@@ -660,10 +728,11 @@ stable
 set search_path = ''
 as $$
     select *
-      from public.document_ocr_chunks
-     where status = 'pending'
-       and next_attempt_at <= now() - make_interval(secs => p_overdue_seconds)
-     order by next_attempt_at, created_at, chunk_index
+      from public.document_ocr_chunks c
+     where c.status = 'pending'
+       and c.next_attempt_at <= now() - make_interval(secs => p_overdue_seconds)
+       and public.ocr_document_is_for(c.document_id, p_run_id)
+     order by c.next_attempt_at, c.created_at, c.chunk_index
      limit p_limit;
 $$;
 
@@ -719,7 +788,8 @@ $$;
 -- holder stopped heartbeating before it finished.
 create function public.ocr_documents_ready_to_merge(
     p_limit integer default 100,
-    p_lease_seconds double precision default 90
+    p_lease_seconds double precision default 90,
+    p_run_id text default null
 )
 returns setof public.documents
 language sql
@@ -736,6 +806,7 @@ as $$
        and not exists (
            select 1 from public.document_ocr_chunks c
             where c.document_id = d.id and c.status <> 'completed')
+       and public.ocr_document_is_for(d.id, p_run_id)
      order by d.updated_at
      limit p_limit;
 $$;

@@ -67,6 +67,7 @@ alter table public.matters enable row level security;
 alter table public.matter_members enable row level security;
 alter table public.documents enable row level security;
 alter table public.document_ocr_chunks enable row level security;
+alter table public.document_ocr_reservations enable row level security;  -- no policy: the service's alone
 
 create policy matters_member_select on public.matters
     for select to authenticated
@@ -102,6 +103,8 @@ grant select on public.matters, public.matter_members, public.documents,
 grant update (filename) on public.documents to authenticated;
 grant all on public.matters, public.matter_members, public.documents,
     public.document_ocr_chunks to service_role;
+revoke all on public.document_ocr_reservations from public, anon, authenticated;
+grant all on public.document_ocr_reservations to service_role;
 
 -- Function privileges ----------------------------------------------------------------------
 -- PostgreSQL lets PUBLIC execute every new function (and Supabase's default privileges
@@ -117,10 +120,14 @@ revoke execute on function
     public.ocr_refresh_document_status(uuid),
     public.ocr_create_chunks(uuid, jsonb, integer),
     public.ocr_start_document(uuid, jsonb, integer),
+    public.ocr_reserve_document(uuid, text, double precision),
+    public.ocr_renew_reservations(text, double precision),
+    public.ocr_release_reservations(text),
+    public.ocr_document_is_for(uuid, text),
     public.ocr_claim_chunk(uuid, text),
-    public.ocr_claim_next_chunk(text, uuid),
+    public.ocr_claim_next_chunk(text, uuid, text),
     public.ocr_held_chunk(text),
-    public.ocr_claim_for_holder(text, uuid),
+    public.ocr_claim_for_holder(text, uuid, text),
     public.ocr_heartbeat_chunk(uuid, text, integer),
     public.ocr_complete_chunk(uuid, text, integer, text, text),
     public.ocr_fail_chunk(uuid, text, integer, text, text, boolean),
@@ -129,9 +136,9 @@ revoke execute on function
     public.ocr_sweep_stale_chunks(double precision, uuid),
     public.ocr_backoff_seconds(integer, double precision, double precision),
     public.ocr_retry_failed_chunks(uuid, double precision, double precision, boolean),
-    public.ocr_due_pending_chunks(integer, double precision),
+    public.ocr_due_pending_chunks(integer, double precision, text),
     public.ocr_queue_metrics(double precision),
-    public.ocr_documents_ready_to_merge(integer, double precision),
+    public.ocr_documents_ready_to_merge(integer, double precision, text),
     public.ocr_claim_finalize(uuid, text, double precision),
     public.ocr_heartbeat_finalize(uuid, text, integer),
     public.ocr_complete_finalize(uuid, text, integer, text, text, integer),
@@ -154,10 +161,14 @@ grant execute on function
     public.ocr_refresh_document_status(uuid),
     public.ocr_create_chunks(uuid, jsonb, integer),
     public.ocr_start_document(uuid, jsonb, integer),
+    public.ocr_reserve_document(uuid, text, double precision),
+    public.ocr_renew_reservations(text, double precision),
+    public.ocr_release_reservations(text),
+    public.ocr_document_is_for(uuid, text),
     public.ocr_claim_chunk(uuid, text),
-    public.ocr_claim_next_chunk(text, uuid),
+    public.ocr_claim_next_chunk(text, uuid, text),
     public.ocr_held_chunk(text),
-    public.ocr_claim_for_holder(text, uuid),
+    public.ocr_claim_for_holder(text, uuid, text),
     public.ocr_heartbeat_chunk(uuid, text, integer),
     public.ocr_complete_chunk(uuid, text, integer, text, text),
     public.ocr_fail_chunk(uuid, text, integer, text, text, boolean),
@@ -166,9 +177,9 @@ grant execute on function
     public.ocr_sweep_stale_chunks(double precision, uuid),
     public.ocr_backoff_seconds(integer, double precision, double precision),
     public.ocr_retry_failed_chunks(uuid, double precision, double precision, boolean),
-    public.ocr_due_pending_chunks(integer, double precision),
+    public.ocr_due_pending_chunks(integer, double precision, text),
     public.ocr_queue_metrics(double precision),
-    public.ocr_documents_ready_to_merge(integer, double precision),
+    public.ocr_documents_ready_to_merge(integer, double precision, text),
     public.ocr_claim_finalize(uuid, text, double precision),
     public.ocr_heartbeat_finalize(uuid, text, integer),
     public.ocr_complete_finalize(uuid, text, integer, text, text, integer),

@@ -142,6 +142,12 @@ class ChunkRepository:
     async def _flag(self, function: str, args: Mapping[str, object]) -> bool:
         return _flag(function, await self.connector.value(function, args))
 
+    async def _count(self, function: str, args: Mapping[str, object]) -> int:
+        value = await self.connector.value(function, args)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise RepositoryError(f"{function} returned {value!r}, expected a count")
+        return value
+
     # -- matters ----------------------------------------------------------------
 
     async def get_or_create_matter(self, name: str) -> UUID:
@@ -227,11 +233,32 @@ class ChunkRepository:
         """Remove a document and (by cascade) its chunks; used to undo a start that failed."""
         await self.connector.value("ocr_delete_document", {"p_document_id": document_id})
 
-    async def documents_ready_to_merge(self, limit: int, lease_seconds: float) -> list[Document]:
-        """Documents whose chunks all completed, not merged yet, whose merge nobody holds."""
+    async def documents_ready_to_merge(
+        self, limit: int, lease_seconds: float, run_id: str | None = None
+    ) -> list[Document]:
+        """Documents whose chunks all completed, not merged yet, whose merge nobody holds; those
+        reserved for run_id, or (None) those no run holds."""
         return await self._rows(
-            "ocr_documents_ready_to_merge", {"p_limit": limit, "p_lease_seconds": lease_seconds}, Document
+            "ocr_documents_ready_to_merge",
+            {"p_limit": limit, "p_lease_seconds": lease_seconds, "p_run_id": run_id},
+            Document,
         )
+
+    # -- run reservations -------------------------------------------------------
+
+    async def reserve_document(self, document_id: UUID, run_id: str, seconds: float) -> None:
+        """Keep the document's chunks and merge to the run run_id for `seconds`."""
+        await self.connector.value(
+            "ocr_reserve_document", {"p_document_id": document_id, "p_run_id": run_id, "p_seconds": seconds}
+        )
+
+    async def renew_reservations(self, run_id: str, seconds: float) -> int:
+        """Every reservation of the run, renewed for `seconds`; how many there are."""
+        return await self._count("ocr_renew_reservations", {"p_run_id": run_id, "p_seconds": seconds})
+
+    async def release_reservations(self, run_id: str) -> int:
+        """The run's documents, handed back to the fleet; how many it held."""
+        return await self._count("ocr_release_reservations", {"p_run_id": run_id})
 
     # -- the finalize lease -----------------------------------------------------
 
@@ -405,12 +432,15 @@ class ChunkRepository:
         return await self._row("ocr_held_chunk", {"p_worker_id": worker_id}, DocumentOCRChunk)
 
     async def claim_for_holder(
-        self, worker_id: str, document_id: UUID | None = None
+        self, worker_id: str, document_id: UUID | None = None, run_id: str | None = None
     ) -> DocumentOCRChunk | None:
-        """The chunk this holder holds, else the next one claimed for it; one call per holder at
-        a time, so calls of one claim lease one chunk between them, in whatever order they run."""
+        """The chunk this holder holds, else the next one claimed for it (of the documents
+        reserved for run_id, or of those no run holds); one call per holder at a time, so calls
+        of one claim lease one chunk between them, in whatever order they run."""
         return await self._row(
-            "ocr_claim_for_holder", {"p_worker_id": worker_id, "p_document_id": document_id}, DocumentOCRChunk
+            "ocr_claim_for_holder",
+            {"p_worker_id": worker_id, "p_document_id": document_id, "p_run_id": run_id},
+            DocumentOCRChunk,
         )
 
     async def heartbeat(self, chunk_id: UUID, worker_id: str, attempt: int) -> bool:
@@ -507,10 +537,12 @@ class ChunkRepository:
             DocumentOCRChunk,
         )
 
-    async def due_pending(self, limit: int, overdue_seconds: float = 0) -> list[DocumentOCRChunk]:
+    async def due_pending(
+        self, limit: int, overdue_seconds: float = 0, run_id: str | None = None
+    ) -> list[DocumentOCRChunk]:
         return await self._rows(
             "ocr_due_pending_chunks",
-            {"p_limit": limit, "p_overdue_seconds": overdue_seconds},
+            {"p_limit": limit, "p_overdue_seconds": overdue_seconds, "p_run_id": run_id},
             DocumentOCRChunk,
         )
 

@@ -19,13 +19,14 @@ from app.core.errors import InvalidInputError, OCRError, RepositoryUnavailableEr
 from app.core.filenames import terminal_line
 from app.local.documents import as_user_file
 from app.local.exit_codes import ExitCode
+from app.local.private_run import PrivateRun
 from app.local.stack import LocalStack, cli_matter
 from app.local.workers import InlineWorker, run_log_path
 from app.models.document import Document, DocumentStatus, ProgressStatus
 from app.models.ocr_chunk import ChunkStatus
 from app.models.results import MergedResult
 from app.pdf.inspect import check_pdf_header
-from app.services.documents import DocumentStatusReport
+from app.services.documents import Documents, DocumentStatusReport
 from app.services.planner import StartedDocument
 
 _SHOWN_FAILURES = 3  # failed pages named on the warning line; the JSON lists them all
@@ -86,7 +87,9 @@ async def run_pdfs(
             "worker_max_jobs": ocr_processes + 1,
         }
     )
-    workers = _Workers(worker_settings, run_log_path(stack.settings.data_dir), stack.revivers)
+    private = PrivateRun.open(stack)  # its worker and the fleet's keep out of each other's documents
+    log_path = run_log_path(stack.settings.data_dir)
+    workers = _Workers(worker_settings, log_path, private.run_id, stack.revivers)
     if not stack.reader.reads(engine):  # the worker starts (OCR processes) while the PDFs are cut
         workers.ensure()
     else:  # the text pass's processes start while the first PDF is inspected
@@ -96,6 +99,7 @@ async def run_pdfs(
     try:
         return await _run(
             stack,
+            private.documents,
             pdfs,
             workers,
             report,
@@ -111,8 +115,11 @@ async def run_pdfs(
         )
     finally:
         stack.reader.on_pages_to_ocr = None
-        if workers.worker is not None:
-            await workers.worker.stop()
+        try:
+            if workers.worker is not None:
+                await workers.worker.stop()
+        finally:
+            await private.close()
 
 
 @dataclass
@@ -121,16 +128,20 @@ class _Workers:
 
     settings: Settings
     log_path: Path
+    run_id: str  # the run whose private queue and documents it works on (PrivateRun)
     revivers: dict[str, Callable[[], None]] = field(default_factory=dict)  # LocalStack.revivers
     worker: InlineWorker | None = None
 
     def ensure(self) -> None:
         if self.worker is None:
-            self.worker = InlineWorker.start(self.settings, self.log_path, revivers=self.revivers)
+            self.worker = InlineWorker.start(
+                self.settings, self.log_path, run_id=self.run_id, revivers=self.revivers
+            )
 
 
 async def _run(
     stack: LocalStack,
+    documents: Documents,
     pdfs: list[Path],
     workers: _Workers,
     report: RunReport,
@@ -151,14 +162,14 @@ async def _run(
         t0 = t_start if not started else time.perf_counter()
         try:
             check_pdf_header(pdf)  # before resume reads the whole file for its checksum
-            doc = await stack.documents.resume(
+            doc = await documents.resume(
                 pdf, matter_id=matter, engine=engine, language=language, searchable="pdf" in outputs
             )
             if doc is not None:
                 read_earlier[doc.document.id] = _pages_read(doc)
                 _say(_going_on(pdf, doc), file=sys.stderr)
             else:
-                doc = await stack.documents.submit(
+                doc = await documents.submit(
                     pdf,
                     matter_id=matter,
                     engine=engine,

@@ -40,13 +40,20 @@ class InlineWorker:
 
     @classmethod
     def start(
-        cls, settings: Settings, log_path: Path, *, revivers: Mapping[str, Callable[[], None]] | None = None
+        cls,
+        settings: Settings,
+        log_path: Path,
+        *,
+        run_id: str | None = None,
+        revivers: Mapping[str, Callable[[], None]] | None = None,
     ) -> InlineWorker:
         """Start the worker on the running event loop: `settings.ocr_processes` OCR processes,
         one job slot more (a finalize never waits behind OCR), the engine and language its
         chunks name. The engine probe is skipped (the OCR processes' warm-up proves the engine
         it runs), so it advertises no engine: an API on the same Redis would take its one engine
         for all the workers can run.
+        run_id: the run it works for: it reads the run's private queue and claims and sweeps only
+        the run's documents (app.local.private_run).
         revivers: what starts an embedded server again if it goes away, by dependency (as
         `chunk-ocr worker`)."""
         # Imported here: the forkserver preloads what the command's main module imports, and the
@@ -57,7 +64,7 @@ class InlineWorker:
         level = _level()
         settings = settings.model_copy(update={"log_level": level, "log_file": log_path})
         configure_logging(level, file=log_path)  # the command's lines too, while the worker runs
-        options = worker_settings(settings)
+        options = worker_settings(settings, run_id=run_id)
         options["ctx"][PROBE_ENGINES] = False
         options["ctx"][REVIVERS] = dict(revivers or {})
         job_ended = asyncio.Event()

@@ -127,11 +127,12 @@ class _Claim:
 
     service: OCRChunkService
     holder: str  # the worker id the claim is made under: this worker's, and a nonce
+    run_id: str | None  # the `chunk-ocr run` whose documents it claims among (None: the fleet's)
     called: bool = False
 
     async def __call__(self) -> DocumentOCRChunk | None:
         again, self.called = self.called, True
-        chunk = await self.service.claim_for_holder(self.holder)
+        chunk = await self.service.claim_for_holder(self.holder, self.run_id)
         if again and chunk is not None:
             log.info("chunk_claim_after_lost_answer", chunk_id=str(chunk.id), worker_id=self.holder)
         return chunk
@@ -236,7 +237,8 @@ class ChunkProcessor:
         claiming again would take a second chunk while the first waited, leased to nobody, for
         the stale sweep and a second attempt.
         """
-        return _Claim(self.service, f"{self.worker_id[: WORKER_ID_MAX - 9]}/{secrets.token_hex(4)}")
+        holder = f"{self.worker_id[: WORKER_ID_MAX - 9]}/{secrets.token_hex(4)}"
+        return _Claim(self.service, holder, self.queue.run_id)
 
     async def _hand_back_claim(self, claim: _Claim) -> None:
         """The job was cancelled while it claimed: the claim may have committed and lost its

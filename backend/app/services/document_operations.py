@@ -117,11 +117,31 @@ class DocumentOperations:
     async def delete_document(self, document_id: IdLike) -> None:
         await self.repository.delete_document(as_uuid(document_id, "document_id"))
 
-    async def get_documents_ready_to_merge(self, limit: int = 100) -> list[Document]:
-        """Documents to merge whose merge nobody holds (or whose holder stopped heartbeating)."""
+    async def get_documents_ready_to_merge(
+        self, limit: int = 100, *, run_id: str | None = None
+    ) -> list[Document]:
+        """Documents to merge whose merge nobody holds (or whose holder stopped heartbeating): of
+        those reserved for the `chunk-ocr run` run_id, or (None) of those no run holds."""
         return await self.repository.documents_ready_to_merge(
-            limit, self.settings.stale_chunk_threshold_seconds
+            limit, self.settings.stale_chunk_threshold_seconds, run_id
         )
+
+    # -- run reservations (a `chunk-ocr run` keeps its documents to its own worker) -----------
+
+    async def reserve_document(self, document_id: IdLike, run_id: str) -> None:
+        """Keep the document's chunks and merge to the run's worker for the stale threshold;
+        the run renews it (renew_reservations) while it runs, and a later run takes it over."""
+        await self.repository.reserve_document(
+            as_uuid(document_id, "document_id"), run_id, self.settings.stale_chunk_threshold_seconds
+        )
+
+    async def renew_reservations(self, run_id: str) -> int:
+        """The run's reservations, renewed for the stale threshold; how many it holds."""
+        return await self.repository.renew_reservations(run_id, self.settings.stale_chunk_threshold_seconds)
+
+    async def release_reservations(self, run_id: str) -> int:
+        """The run ends: its documents are the fleet's again; how many it held."""
+        return await self.repository.release_reservations(run_id)
 
     # -- the finalize lease (one merge per document at a time) --------------------
 

@@ -245,12 +245,13 @@ class OCRChunkService(DocumentOperations):
         doc_id = as_uuid(document_id, "document_id") if document_id is not None else None
         return await self.repository.claim_next(worker_id_of(worker_id), doc_id)
 
-    async def claim_for_holder(self, holder: str) -> DocumentOCRChunk | None:
+    async def claim_for_holder(self, holder: str, run_id: str | None = None) -> DocumentOCRChunk | None:
         """claim_next_chunk for a claim that may be called again after an answer that never came:
         the chunk `holder` already holds, else the next one. A call given up on may still run
         (when a database that stopped answering wakes), beside the one that replaced it; they
-        lease one chunk between them, not two (ocr_claim_for_holder)."""
-        return await self.repository.claim_for_holder(worker_id_of(holder))
+        lease one chunk between them, not two (ocr_claim_for_holder). run_id: claim among the
+        documents reserved for that `chunk-ocr run`; None, among those no run holds."""
+        return await self.repository.claim_for_holder(worker_id_of(holder), run_id=run_id)
 
     async def held_chunk(self, worker_id: str) -> DocumentOCRChunk | None:
         """The chunk leased to this holder id and still processing, if any: a claim that committed
@@ -369,10 +370,11 @@ class OCRChunkService(DocumentOperations):
         return retried
 
     async def get_due_pending_chunks(
-        self, limit: int = 1000, *, overdue_seconds: float = 0
+        self, limit: int = 1000, *, overdue_seconds: float = 0, run_id: str | None = None
     ) -> list[DocumentOCRChunk]:
-        """Pending chunks due (by database time) at least overdue_seconds ago, oldest first."""
-        return await self.repository.due_pending(limit, overdue_seconds)
+        """Pending chunks due (by database time) at least overdue_seconds ago, oldest first: of
+        the documents reserved for the `chunk-ocr run` run_id, or (None) of those no run holds."""
+        return await self.repository.due_pending(limit, overdue_seconds, run_id)
 
     async def queue_snapshot(self) -> QueueSnapshot:
         """The live queue's counts now; overdue means due for longer than the stale threshold (the

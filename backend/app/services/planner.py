@@ -123,6 +123,7 @@ async def start_document(
                     language=language,
                 )
             )
+            await reserve_for_run(service, queue, document.id)  # before it has a chunk to claim
             chunks = await service.start_document(document.id, ranges) if plan else []
         except BaseException:
             await _undo(service, store, document, uploaded)
@@ -141,6 +142,13 @@ async def start_document(
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         return StartedDocument(document, chunks, info)
+
+
+async def reserve_for_run(service: OCRChunkService, queue: JobQueue, document_id: UUID) -> None:
+    """A document started or taken up by a `chunk-ocr run` (a queue with a run_id) is kept to
+    that run's worker while the run goes on; other documents are the fleet's."""
+    if queue.run_id is not None:
+        await service.reserve_document(document_id, queue.run_id)
 
 
 async def plan_document(

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
-from arq.constants import in_progress_key_prefix
+from arq.constants import in_progress_key_prefix, job_key_prefix
 from redis import exceptions as redis_errors
 from redis._parsers import BaseParser
 from redis.asyncio.retry import Retry
@@ -96,6 +96,11 @@ def _reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error)[:300]}"
 
 
+def queue_name(run_id: str | None) -> str:
+    """The arq queue of a `chunk-ocr run` (its private queue), or the fleet's shared queue."""
+    return QUEUE_NAME if run_id is None else f"{QUEUE_NAME}:{run_id}"
+
+
 def chunk_job_id(chunk_id: UUID, attempt: int) -> str:
     """`attempt` is the attempt the job will run: attempt_count + 1 of a pending row."""
     return f"ocr-chunk:{chunk_id}:{attempt}"
@@ -106,6 +111,10 @@ def finalize_job_id(document_id: UUID) -> str:
 
 
 class JobQueue(Protocol):
+    # The `chunk-ocr run` whose documents this queue carries (its private queue), None for the
+    # fleet's shared queue. Claims and sweeps made through it see only those documents.
+    run_id: str | None
+
     async def enqueue_chunk(self, chunk_id: UUID, attempt: int, defer_by: timedelta | None = None) -> bool:
         """Enqueue one chunk attempt, due `defer_by` from now by this process's clock (None: now);
         False when that job is already queued."""
@@ -130,16 +139,23 @@ class JobQueue(Protocol):
 
 
 class ArqJobQueue:
-    def __init__(self, redis: ArqRedis) -> None:
+    """The enqueue side of arq: the fleet's shared queue, or with run_id a `chunk-ocr run`'s
+    private queue, whose jobs have ids of their own (a dead run's queue, read by nobody, holds
+    its ids until they expire: the fleet must be able to enqueue the same attempts afresh)."""
+
+    def __init__(self, redis: ArqRedis, run_id: str | None = None) -> None:
         self.redis = redis
+        self.run_id = run_id
+        self.queue_name = queue_name(run_id)
+        self._job_prefix = "" if run_id is None else f"{run_id}:"
 
     async def enqueue_chunk(self, chunk_id: UUID, attempt: int, defer_by: timedelta | None = None) -> bool:
         async with translated_redis_errors():
             job = await self.redis.enqueue_job(
                 PROCESS_CHUNK_JOB,
                 str(chunk_id),
-                _job_id=chunk_job_id(chunk_id, attempt),
-                _queue_name=QUEUE_NAME,
+                _job_id=self._job_prefix + chunk_job_id(chunk_id, attempt),
+                _queue_name=self.queue_name,
                 _defer_by=defer_by,
             )
         return job is not None
@@ -151,12 +167,17 @@ class ArqJobQueue:
         id is in progress but not queued, enqueue the same attempt under a rescue id; should the
         first worker be alive after all, one of the two deliveries finds nothing to claim.
         """
-        return await self._rescue(PROCESS_CHUNK_JOB, chunk_job_id(chunk_id, attempt), chunk_id, generation)
+        job_id = self._job_prefix + chunk_job_id(chunk_id, attempt)
+        return await self._rescue(PROCESS_CHUNK_JOB, job_id, chunk_id, generation)
 
     async def rescue_finalize(self, document_id: UUID, generation: int) -> bool:
         """The same for a finalize job (finalize is idempotent, so a duplicate is harmless)."""
         return await self._rescue(
-            FINALIZE_DOCUMENT_JOB, finalize_job_id(document_id), document_id, generation, **_ahead_of_chunks()
+            FINALIZE_DOCUMENT_JOB,
+            self._job_prefix + finalize_job_id(document_id),
+            document_id,
+            generation,
+            **_ahead_of_chunks(),
         )
 
     async def _rescue(
@@ -167,10 +188,10 @@ class ArqJobQueue:
         async with translated_redis_errors():
             if await self.redis.exists(in_progress_key_prefix + job_id):
                 job_id = f"{job_id}:rescue-{generation}"  # held by a worker that is gone
-            elif await self.redis.zscore(QUEUE_NAME, job_id) is not None:
+            elif await self.redis.zscore(self.queue_name, job_id) is not None:
                 return False
             job = await self.redis.enqueue_job(
-                function, str(target), _job_id=job_id, _queue_name=QUEUE_NAME, **options
+                function, str(target), _job_id=job_id, _queue_name=self.queue_name, **options
             )
         return job is not None
 
@@ -179,11 +200,29 @@ class ArqJobQueue:
             job = await self.redis.enqueue_job(
                 FINALIZE_DOCUMENT_JOB,
                 str(document_id),
-                _job_id=finalize_job_id(document_id),
-                _queue_name=QUEUE_NAME,
+                _job_id=self._job_prefix + finalize_job_id(document_id),
+                _queue_name=self.queue_name,
                 **_ahead_of_chunks(),
             )
         return job is not None
+
+    async def expire_private_queue(self, seconds: int) -> None:
+        """A run's private queue, and what is queued in it, goes `seconds` after the last call:
+        a run renews it while it runs, so the queue of one that was killed does not stay in
+        Redis for ever (its documents' jobs are the fleet's by then, under the shared ids)."""
+        if self.run_id is not None:
+            async with translated_redis_errors():
+                await self.redis.expire(self.queue_name, seconds)
+
+    async def discard_private_queue(self) -> int:
+        """Delete a run's private queue and its queued jobs, as the run ends; how many jobs."""
+        if self.run_id is None:
+            return 0
+        async with translated_redis_errors():
+            job_ids: list[bytes] = await self.redis.zrange(self.queue_name, 0, -1)
+            keys = [job_key_prefix + job_id.decode() for job_id in job_ids]
+            await self.redis.delete(self.queue_name, *keys)
+        return len(job_ids)
 
     async def advertise_engines(self, engines: list[str]) -> None:
         """Say that a worker can run these engines (now)."""

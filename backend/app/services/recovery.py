@@ -43,21 +43,29 @@ async def retry_failed(
 
 
 async def sweep(service: OCRChunkService, queue: JobQueue, *, limit: int = 1000) -> SweepReport:
+    """Fail dead workers' chunks and send retryable failures back (every document's), then
+    enqueue what is due on `queue`: the chunks and merges of the documents it carries (a `chunk-ocr
+    run`'s private queue: the run's documents; the shared queue: those no run holds)."""
     started = time.perf_counter()
+    run_id = queue.run_id
     stale = await service.sweep_stale_chunks()  # processing, heartbeat too old -> failed (worker_timeout)
     retried = await service.retry_failed_chunks()  # retryable failed -> pending (now, or after backoff)
     enqueued = 0
-    for chunk in await service.get_due_pending_chunks(limit):  # the queue may have lost their jobs
+    for chunk in await service.get_due_pending_chunks(
+        limit, run_id=run_id
+    ):  # the queue may have lost their jobs
         enqueued += await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1)
     # Due for longer than a live worker could take to claim them: their job may sit with a dead
     # worker. Rescue ids change once per threshold period, so a chunk is rescued at most that often.
     threshold = service.settings.stale_chunk_threshold_seconds
     generation = int(time.time() // threshold)
-    for chunk in await service.get_due_pending_chunks(limit, overdue_seconds=threshold):
+    for chunk in await service.get_due_pending_chunks(limit, overdue_seconds=threshold, run_id=run_id):
         enqueued += await queue.rescue_chunk(chunk.id, chunk.attempt_count + 1, generation)
-    await enqueue_next_attempts(queue, retried)  # not due yet: deferred jobs, so they start on time
+    if run_id is None:  # not due yet: deferred jobs, so they start on time
+        # (a run's sweep leaves them: they may be any document's; the run's come due in a sweep)
+        await enqueue_next_attempts(queue, retried)
     finalize = 0
-    for document in await service.get_documents_ready_to_merge():
+    for document in await service.get_documents_ready_to_merge(run_id=run_id):
         finalize += await queue.rescue_finalize(document.id, generation)
     report = SweepReport(len(stale), len(retried), enqueued, finalize)
     service.metrics.enqueued_again(PROCESS_CHUNK_JOB, enqueued)

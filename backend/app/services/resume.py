@@ -24,7 +24,7 @@ from app.core.logging import get_logger
 from app.models.ocr_chunk import ChunkStatus
 from app.pdf.inspect import inspect_pdf
 from app.services.ocr_chunk_service import OCRChunkService
-from app.services.planner import StartedDocument
+from app.services.planner import StartedDocument, reserve_for_run
 from app.services.queue import JobQueue, enqueue_next_attempts
 from app.storage.paths import source_pdf_path
 
@@ -56,6 +56,7 @@ async def resume_document(
         log.info("document_not_resumed", document_id=str(document.id), reason="original_not_kept")
         return None
     info = await asyncio.to_thread(inspect_pdf, pdf_path, max_pages=service.settings.max_pages_per_document)
+    await reserve_for_run(service, queue, document.id)  # its chunks are this run's from now on
     chunks = await service.get_chunks_by_document(document.id)
     pending = [chunk for chunk in chunks if chunk.status is ChunkStatus.PENDING]
     await enqueue_next_attempts(queue, pending)

@@ -268,7 +268,7 @@ async def test_schema_files_declare_what_the_migrations_build(postgres_server_ds
             migrated, declared = await catalog(migrated_conn), await catalog(declared_conn)
 
             # The comparison sees the schema at all: queries that found nothing would agree too.
-            claim = migrated["function"]["ocr_claim_next_chunk(text,uuid)"]
+            claim = migrated["function"]["ocr_claim_next_chunk(text,uuid,text)"]
             assert "for update skip locked" in claim
             assert "acl {postgres=X/postgres,service_role=X/postgres}" in claim
             assert len(migrated["policy"]) == 6  # 5 on our tables, 1 on realtime.messages
@@ -288,7 +288,7 @@ async def test_schema_files_declare_what_the_migrations_build(postgres_server_ds
             await changes.start()
             await declared_conn.execute(
                 """
-                alter function public.ocr_due_pending_chunks(integer, double precision) volatile;
+                alter function public.ocr_due_pending_chunks(integer, double precision, text) volatile;
                 grant execute on function public.ocr_get_chunk(uuid) to authenticated;
                 alter table public.documents alter column engine set default 'tesseract';
                 alter table public.matters disable row level security;

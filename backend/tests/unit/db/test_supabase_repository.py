@@ -371,7 +371,9 @@ async def test_documents_ready_to_merge(router: respx.MockRouter, service: OCRCh
     ready = document_row(ocr_status="processing", ocr_started_at=STARTED)
     route = rpc(router, "ocr_documents_ready_to_merge", rpc_result([ready]))
     documents = await service.get_documents_ready_to_merge(limit=25)
-    assert_rpc(route, "ocr_documents_ready_to_merge", {"p_limit": 25, "p_lease_seconds": 90.0})
+    assert_rpc(
+        route, "ocr_documents_ready_to_merge", {"p_limit": 25, "p_lease_seconds": 90.0, "p_run_id": None}
+    )
     assert [(d.id, d.ocr_status) for d in documents] == [(DOCUMENT_ID, DocumentStatus.PROCESSING)]
 
 
@@ -813,9 +815,29 @@ async def test_due_pending_chunks(router: respx.MockRouter, service: OCRChunkSer
         "ocr_due_pending_chunks",
         rpc_result([chunk_row(), chunk_row(id=str(CHUNK_ID_2), chunk_index=1)]),
     )
-    due = await service.get_due_pending_chunks(50, overdue_seconds=30)
-    assert_rpc(route, "ocr_due_pending_chunks", {"p_limit": 50, "p_overdue_seconds": 30})
+    due = await service.get_due_pending_chunks(50, overdue_seconds=30, run_id="run:laptop:1:abc")
+    assert_rpc(
+        route,
+        "ocr_due_pending_chunks",
+        {"p_limit": 50, "p_overdue_seconds": 30, "p_run_id": "run:laptop:1:abc"},
+    )
     assert [c.id for c in due] == [CHUNK_ID, CHUNK_ID_2]
+
+
+async def test_run_reservations(router: respx.MockRouter, service: OCRChunkService) -> None:
+    reserve = rpc(router, "ocr_reserve_document", rpc_result(None))
+    renew = rpc(router, "ocr_renew_reservations", rpc_result(2))
+    release = rpc(router, "ocr_release_reservations", rpc_result(2))
+    await service.reserve_document(DOCUMENT_ID, "run:laptop:1:abc")
+    assert_rpc(
+        reserve,
+        "ocr_reserve_document",
+        {"p_document_id": str(DOCUMENT_ID), "p_run_id": "run:laptop:1:abc", "p_seconds": 90.0},
+    )
+    assert await service.renew_reservations("run:laptop:1:abc") == 2
+    assert_rpc(renew, "ocr_renew_reservations", {"p_run_id": "run:laptop:1:abc", "p_seconds": 90.0})
+    assert await service.release_reservations("run:laptop:1:abc") == 2
+    assert_rpc(release, "ocr_release_reservations", {"p_run_id": "run:laptop:1:abc"})
 
 
 async def test_get_chunk_progress_reads_the_single_row(
