@@ -302,6 +302,8 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
     assert "chunk-ocr worker" in line
     status = await pool.fetchval("select ocr_status from documents where id = $1", document_id)
     assert status == "processing"  # left queued for a worker, not failed or lost
+    # handed back to the fleet: a `chunk-ocr worker` takes it up (a run that is killed lets it lapse)
+    assert await pool.fetchval("select count(*) from document_ocr_reservations") == 0
     cut_short = await pool.fetch(
         "select status, error_code, attempt_count, max_attempts from document_ocr_chunks"
         " where document_id = $1 and status <> 'completed' and attempt_count > 0",
