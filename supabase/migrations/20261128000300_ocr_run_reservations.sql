@@ -235,6 +235,44 @@ as $$
      limit p_limit;
 $$;
 
+-- The fleet's autoscaling demand leaves out what a run reserved: the fleet's workers cannot
+-- claim it, and scaling up for it (or not down to zero while a laptop runs) costs for nothing.
+create or replace function public.ocr_scaling_demand()
+returns integer
+language sql
+stable
+security definer -- the autoscaler's role reads this number, not the tables
+set search_path = ''
+as $$
+    select ((select count(*)
+               from public.document_ocr_chunks c
+              where c.status = 'pending' and c.next_attempt_at <= now()
+                and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))
+          + (select count(*)
+               from public.document_ocr_chunks c
+              where c.status = 'processing'
+                and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))
+          + (select count(*)
+               from public.document_ocr_chunks c
+              where c.status = 'failed'
+                and coalesce(c.error_retryable, false)
+                and c.attempt_count < c.max_attempts
+                and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))
+          + (select count(*)
+               from public.documents d
+              where (d.ocr_status = 'processing'
+                     or (d.ocr_status = 'completed' and d.finalize_worker_id is not null))
+                and exists (select 1 from public.document_ocr_chunks c where c.document_id = d.id)
+                and not exists (
+                    select 1 from public.document_ocr_chunks c
+                     where c.document_id = d.id and c.status <> 'completed')
+                and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = d.id and r.reserved_until > now())))::integer;
+$$;
+
 revoke execute on function
     public.ocr_reserve_document(uuid, text, double precision),
     public.ocr_renew_reservations(text, double precision),

@@ -22,8 +22,9 @@ $$;
 --   merging   a document whose chunks have all completed and whose merge is not done (waiting
 --             for its finalize job, running, or a repair of a completed document's result).
 -- A pending chunk waiting out its backoff wants nothing until its time comes; completed
--- chunks and permanent failures never do. Each count reads a partial index of the live queue
--- (pending, processing, failed) or the documents still processing.
+-- chunks and permanent failures never do, nor does the work of a document a `chunk-ocr run`
+-- reserved (its own worker does it; the fleet's cannot claim it). Each count reads a partial
+-- index of the live queue (pending, processing, failed) or the documents still processing.
 create function public.ocr_scaling_demand()
 returns integer
 language sql
@@ -32,14 +33,22 @@ security definer -- the autoscaler's role reads this number, not the tables
 set search_path = ''
 as $$
     select ((select count(*)
-               from public.document_ocr_chunks
-              where status = 'pending' and next_attempt_at <= now())
-          + (select count(*) from public.document_ocr_chunks where status = 'processing')
+               from public.document_ocr_chunks c
+              where c.status = 'pending' and c.next_attempt_at <= now()
+                and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))
           + (select count(*)
-               from public.document_ocr_chunks
-              where status = 'failed'
-                and coalesce(error_retryable, false)
-                and attempt_count < max_attempts)
+               from public.document_ocr_chunks c
+              where c.status = 'processing'
+                and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))
+          + (select count(*)
+               from public.document_ocr_chunks c
+              where c.status = 'failed'
+                and coalesce(c.error_retryable, false)
+                and c.attempt_count < c.max_attempts
+                and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))
           + (select count(*)
                from public.documents d
               where (d.ocr_status = 'processing'
@@ -47,7 +56,9 @@ as $$
                 and exists (select 1 from public.document_ocr_chunks c where c.document_id = d.id)
                 and not exists (
                     select 1 from public.document_ocr_chunks c
-                     where c.document_id = d.id and c.status <> 'completed')))::integer;
+                     where c.document_id = d.id and c.status <> 'completed')
+                and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = d.id and r.reserved_until > now())))::integer;
 $$;
 
 revoke execute on function public.ocr_scaling_demand() from public, anon, authenticated;

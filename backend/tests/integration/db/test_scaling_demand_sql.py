@@ -214,6 +214,23 @@ async def three_documents_in_every_state(q: Queue) -> None:
     assert len(await q.service.retry_failed_chunks(c.document_id)) == 2
 
 
+async def a_runs_document_beside_one_fleet_chunk(q: Queue) -> None:
+    """A `chunk-ocr run` on the fleet's database: its worker, not the fleet's, does its work."""
+    await q.document(1)
+    (ours, *_) = await q.document(4)
+    await q.service.reserve_document(ours.document_id, "run:laptop:1:abc")
+    assert await q.service.claim_next_chunk("fleet-worker", ours.document_id) is None  # not the fleet's
+    running, failing = [await q.service.claim_for_holder(f"run/{n}", "run:laptop:1:abc") for n in range(2)]
+    assert running is not None
+    assert failing is not None
+    await q.service.fail_chunk(failing.lease, error_code="engine_error", error_message="x", retryable=True)
+
+
+async def a_killed_runs_document_beside_one_fleet_chunk(q: Queue) -> None:
+    await a_runs_document_beside_one_fleet_chunk(q)
+    await q.pool.execute("update document_ocr_reservations set reserved_until = now() - interval '1 second'")
+
+
 # label (as in the docs' table) -> (how the queue gets there, the demand it makes)
 STATES: dict[str, tuple[Callable[[Queue], Awaitable[None]], int]] = {
     "empty queue": (empty_queue, 0),
@@ -228,6 +245,14 @@ STATES: dict[str, tuple[Callable[[Queue], Awaitable[None]], int]] = {
     "1 document merged": (a_merged_document, 0),
     "40 chunks due in 8 documents of 3 matters": (forty_due_in_eight_documents, 40),
     "2 due, 3 running, 1 merge, 2 in backoff (3 documents)": (three_documents_in_every_state, 6),
+    "1 chunk due; a `chunk-ocr run`'s document: 2 due, 1 running, 1 failed": (
+        a_runs_document_beside_one_fleet_chunk,
+        1,
+    ),
+    "the same after the run was killed (its reservation lapsed)": (
+        a_killed_runs_document_beside_one_fleet_chunk,
+        5,
+    ),
 }
 
 
