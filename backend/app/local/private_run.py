@@ -18,7 +18,6 @@ from Redis an hour after its last renewal.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import secrets
 import socket
@@ -81,8 +80,8 @@ class PrivateRun:
         CLOSE_SECONDS: what is not released lapses)."""
         if self._renewing is not None:
             self._renewing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._renewing
+            # whatever ended it: a renewal that failed in a way of its own only let them lapse
+            await asyncio.gather(self._renewing, return_exceptions=True)
         try:
             async with asyncio.timeout(CLOSE_SECONDS):
                 released = await self.stack.service.release_reservations(self.run_id)

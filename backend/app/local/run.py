@@ -95,8 +95,8 @@ async def run_pdfs(
     else:  # the text pass's processes start while the first PDF is inspected
         stack.reader.start(warm=True)
     stack.reader.on_pages_to_ocr = workers.ensure  # as soon as the text pass finds one
-    matter = await cli_matter(stack, matter_id)
     try:
+        matter = await cli_matter(stack, matter_id)
         return await _run(
             stack,
             private.documents,

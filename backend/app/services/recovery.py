@@ -51,9 +51,8 @@ async def sweep(service: OCRChunkService, queue: JobQueue, *, limit: int = 1000)
     stale = await service.sweep_stale_chunks()  # processing, heartbeat too old -> failed (worker_timeout)
     retried = await service.retry_failed_chunks()  # retryable failed -> pending (now, or after backoff)
     enqueued = 0
-    for chunk in await service.get_due_pending_chunks(
-        limit, run_id=run_id
-    ):  # the queue may have lost their jobs
+    # the queue may have lost their jobs
+    for chunk in await service.get_due_pending_chunks(limit, run_id=run_id):
         enqueued += await queue.enqueue_chunk(chunk.id, chunk.attempt_count + 1)
     # Due for longer than a live worker could take to claim them: their job may sit with a dead
     # worker. Rescue ids change once per threshold period, so a chunk is rescued at most that often.
