@@ -108,9 +108,12 @@ async def receive_pdf(
     *,
     idle_seconds: float,
     on_field: Callable[[str, str], Awaitable[None]] | None = None,
+    on_file: Callable[[], Awaitable[None]] | None = None,
 ) -> ReceivedUpload:
     """Stream the request's PDF into dest. on_field sees each text field of a form as soon as it
-    has arrived (the legacy route checks its matterId there, before the file when it comes first).
+    has arrived (the legacy route checks its matterId there), and on_file is awaited once, before
+    the first byte of the file is kept (the fields that arrived with it seen first): the legacy
+    route refuses a file that comes before its matterId there, and takes its upload slot.
     A body from which nothing arrives for idle_seconds is UploadStalledError."""
     body_limit = limit + FIELDS_LIMIT * FIELD_LIMIT
     if _declared_over(request.headers.get("content-length"), body_limit):
@@ -120,8 +123,10 @@ async def receive_pdf(
         sink = _Sink(out, limit)
         blocks = _at_most(body_blocks(request, idle_seconds), body_limit)
         if kind == b"multipart/form-data":
-            return await _receive_form(blocks, sink, dest, params.get(b"boundary"), on_field)
+            return await _receive_form(blocks, sink, dest, params.get(b"boundary"), on_field, on_file)
         if kind in (b"application/pdf", b"application/octet-stream"):
+            if on_file is not None:
+                await on_file()
             async for block in blocks:
                 await sink.write(block)
             filename = request.query_params.get("filename")
@@ -266,6 +271,7 @@ async def _receive_form(
     dest: Path,
     boundary: bytes | None,
     on_field: Callable[[str, str], Awaitable[None]] | None,
+    on_file: Callable[[], Awaitable[None]] | None,
 ) -> ReceivedUpload:
     if not boundary:
         raise MalformedUploadError("a multipart body needs a boundary")
@@ -279,11 +285,14 @@ async def _receive_form(
             parser.write(block)
         except FormParserError as exc:
             raise MalformedUploadError(f"the multipart form cannot be read: {exc}") from None
-        for data in form.take_file_data():
-            await sink.write(data)
         for name, value in form.take_fields():
             if on_field is not None:
                 await on_field(name, value)
+        if (file_data := form.take_file_data()) and on_file is not None:
+            await on_file()
+            on_file = None
+        for data in file_data:
+            await sink.write(data)
     parser.finalize()
     if parser.state != MultipartState.END:
         raise MalformedUploadError("the multipart form ended before its closing boundary")

@@ -8,6 +8,7 @@ temporary file and refused at MAX_UPLOAD_BYTES.
 from __future__ import annotations
 
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path as FilePath
 from typing import Annotated
 from uuid import UUID
@@ -99,7 +100,8 @@ async def upload_document(
     settings: SettingsDep,
 ) -> StartedView:
     """The older form of the upload, with the matter in a `matterId` form field (or query
-    parameter). Send `matterId` before `file`: it is checked as soon as it arrives."""
+    parameter). Send `matterId` before `file`: it is checked as soon as it arrives, and a file
+    that comes first is 422 (it would be received for a caller not yet known to write anywhere)."""
     matter = None
     if "matterId" in request.query_params:
         matter = await require_writer(request.query_params["matterId"], user, documents)
@@ -113,16 +115,29 @@ async def _receive_and_start(
     documents: Documents,
     settings: Settings,
 ) -> StartedView:
-    """Receive the body and start the document. Without a matter yet, a `matterId` form field is
-    checked the moment it has arrived (before the file, when it comes first)."""
+    """Receive the body and start the document, holding an upload slot from the first byte of
+    the file. Without a matter yet, a `matterId` form field is checked the moment it has arrived,
+    and a file that begins before it is refused: until the caller is known to write into a matter,
+    it holds no slot and no disk (a caller who may write nowhere held slots as long as it sent)."""
     found = matter
+    slot, holding = ExitStack(), False
 
     async def check(name: str, value: str) -> None:
         nonlocal found
         if name == "matterId" and found is None:
             found = await require_writer(value, user, documents)
 
-    with _slot(request).taken_by(user), tempfile.TemporaryDirectory(prefix="chunk-ocr-upload-") as tmp:
+    async def file_begins() -> None:
+        nonlocal holding
+        if found is None:
+            raise MalformedUploadError("matterId: send it before `file` (or as a query parameter)")
+        if not holding:
+            slot.enter_context(_slot(request).taken_by(user))
+            holding = True
+
+    with slot, tempfile.TemporaryDirectory(prefix="chunk-ocr-upload-") as tmp:
+        if found is not None:  # known before the body: the slot from its first byte
+            await file_begins()
         target = FilePath(tmp) / "upload.pdf"
         received = await receive_pdf(
             request,
@@ -130,9 +145,11 @@ async def _receive_and_start(
             settings.max_upload_bytes,
             idle_seconds=settings.upload_idle_seconds,
             on_field=check,
+            on_file=None if matter is not None else file_begins,
         )
         if found is None:
             raise MalformedUploadError("matterId: field required")
+        await file_begins()  # an empty file part: no byte began it
         return await _start(received, found, request.query_params, documents, settings)
 
 

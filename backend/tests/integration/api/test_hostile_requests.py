@@ -199,6 +199,75 @@ async def test_uploads_that_stop_sending_give_their_slots_back(
     assert after.status_code == 201, after.text
 
 
+def _field(boundary: str, name: str, value: str) -> bytes:
+    return f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+
+
+@pytest.mark.parametrize(
+    ("content_type", "head"),
+    [
+        ("multipart/form-data; boundary=zz", _upload_head("zz")),
+        ("application/pdf", b"%PDF-1.7\n"),
+    ],
+    ids=["file before matterId", "bare body without matterId"],
+)
+async def test_a_legacy_upload_is_refused_when_its_file_comes_before_its_matter(
+    impatient: tuple[FastAPI, httpx.AsyncClient], pool: asyncpg.Pool, content_type: str, head: bytes
+) -> None:
+    """The legacy route took an upload slot and received the file before it knew the matter:
+    any signed-in caller, a member of no matter, held slots (all but one) for as long as it sent,
+    and was refused only at the end. A file that begins before the matter is known is now 422 at
+    once; it held no slot."""
+    app, client = impatient
+    nobody = await make_user(pool)  # a member of no matter
+    release = asyncio.Event()
+    try:
+        response = await client.post(
+            "/documents",
+            headers=bearer(nobody) | {"Content-Type": content_type},
+            content=_stalling(head, release),
+        )
+    finally:
+        release.set()
+    assert "matterId" in assert_error(response, 422, "invalid_input")  # not 408 after holding a slot
+    assert app.state.upload_slots.in_use == 0
+
+
+async def test_a_legacy_upload_holds_its_slot_from_the_file_on(
+    impatient: tuple[FastAPI, httpx.AsyncClient],
+    member: tuple[UUID, UUID],  # noqa: F811
+    pdf: Path,  # noqa: F811
+) -> None:
+    app, client = impatient
+    matter, user = member
+    release, held = asyncio.Event(), []
+
+    async def watch() -> None:
+        await asyncio.sleep(0.25)  # the matter checked, the file begun, not yet stalled (0.5 s)
+        held.append(app.state.upload_slots.in_use)
+        release.set()
+
+    head = _field("zz", "matterId", str(matter)) + _upload_head("zz")
+    response, _ = await asyncio.gather(
+        client.post(
+            "/documents",
+            headers=bearer(user) | {"Content-Type": "multipart/form-data; boundary=zz"},
+            content=_stalling(head, release),
+        ),
+        watch(),
+    )
+    assert held == [1]
+    assert_error(response, 422, "invalid_input")  # the form never closed
+    assert app.state.upload_slots.in_use == 0
+    whole = await client.post(
+        "/documents",
+        headers=bearer(user),
+        data={"matterId": str(matter), "engine": "text-layer"},
+        files={"file": ("a.pdf", pdf.read_bytes(), "application/pdf")},
+    )
+    assert whole.status_code == 201, whole.text
+
+
 async def test_one_user_holds_all_upload_slots_but_one(
     impatient: tuple[FastAPI, httpx.AsyncClient],
     pool: asyncpg.Pool,
