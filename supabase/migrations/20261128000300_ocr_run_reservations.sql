@@ -273,6 +273,52 @@ as $$
                                  where r.document_id = d.id and r.reserved_until > now())))::integer;
 $$;
 
+-- The queue's gauges that say whether the fleet keeps up (due, overdue, the oldest due chunk's
+-- age) leave out what a run reserved, as the demand does: a laptop reading a large file on one
+-- process had the fleet's alert on a chunk due for 10 minutes fire while the run went on.
+create or replace function public.ocr_queue_metrics(p_overdue_seconds double precision default 90)
+returns table (
+    pending bigint,
+    processing bigint,
+    failed bigint,
+    due bigint,
+    overdue bigint,
+    oldest_due_seconds double precision
+)
+language sql
+stable
+set search_path = ''
+as $$
+    select (select count(*) from public.document_ocr_chunks where status = 'pending'),
+           (select count(*) from public.document_ocr_chunks where status = 'processing'),
+           (select count(*) from public.document_ocr_chunks where status = 'failed'),
+           (select count(*)
+              from public.document_ocr_chunks c
+             where c.status = 'pending' and c.next_attempt_at <= now()
+               and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now())),
+           (select count(*)
+              from public.document_ocr_chunks c
+             where c.status = 'pending'
+               and c.next_attempt_at <= now() - make_interval(secs => p_overdue_seconds)
+               and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))
+           + (select count(*)
+                from public.document_ocr_chunks c
+               where c.status = 'failed'
+                 and coalesce(c.error_retryable, false)
+                 and c.attempt_count < c.max_attempts
+                 and c.updated_at <= now() - make_interval(secs => p_overdue_seconds)
+                 and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now())),
+           coalesce(extract(epoch from now() - (select min(c.next_attempt_at)
+                                                  from public.document_ocr_chunks c
+                                                 where c.status = 'pending' and c.next_attempt_at <= now()
+                                                   and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))),
+                    0)::double precision;
+$$;
+
 revoke execute on function
     public.ocr_reserve_document(uuid, text, double precision),
     public.ocr_renew_reservations(text, double precision),

@@ -744,6 +744,8 @@ $$;
 --                       failed rows the automatic retry would send back (retryable, attempts
 --                       left) that have waited longer than that for it
 --   oldest_due_seconds  how long the longest-waiting due chunk has been due; 0 when none is
+-- due, overdue and oldest_due_seconds are the fleet's: they leave out the documents a `chunk-ocr
+-- run` holds now (its own worker takes their chunks); pending, processing and failed count all.
 create function public.ocr_queue_metrics(p_overdue_seconds double precision default 90)
 returns table (
     pending bigint,
@@ -761,21 +763,29 @@ as $$
            (select count(*) from public.document_ocr_chunks where status = 'processing'),
            (select count(*) from public.document_ocr_chunks where status = 'failed'),
            (select count(*)
-              from public.document_ocr_chunks
-             where status = 'pending' and next_attempt_at <= now()),
+              from public.document_ocr_chunks c
+             where c.status = 'pending' and c.next_attempt_at <= now()
+               and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now())),
            (select count(*)
-              from public.document_ocr_chunks
-             where status = 'pending'
-               and next_attempt_at <= now() - make_interval(secs => p_overdue_seconds))
+              from public.document_ocr_chunks c
+             where c.status = 'pending'
+               and c.next_attempt_at <= now() - make_interval(secs => p_overdue_seconds)
+               and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))
            + (select count(*)
-                from public.document_ocr_chunks
-               where status = 'failed'
-                 and coalesce(error_retryable, false)
-                 and attempt_count < max_attempts
-                 and updated_at <= now() - make_interval(secs => p_overdue_seconds)),
-           coalesce(extract(epoch from now() - (select min(next_attempt_at)
-                                                  from public.document_ocr_chunks
-                                                 where status = 'pending' and next_attempt_at <= now())),
+                from public.document_ocr_chunks c
+               where c.status = 'failed'
+                 and coalesce(c.error_retryable, false)
+                 and c.attempt_count < c.max_attempts
+                 and c.updated_at <= now() - make_interval(secs => p_overdue_seconds)
+                 and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now())),
+           coalesce(extract(epoch from now() - (select min(c.next_attempt_at)
+                                                  from public.document_ocr_chunks c
+                                                 where c.status = 'pending' and c.next_attempt_at <= now()
+                                                   and not exists (select 1 from public.document_ocr_reservations r
+                                 where r.document_id = c.document_id and r.reserved_until > now()))),
                     0)::double precision;
 $$;
 

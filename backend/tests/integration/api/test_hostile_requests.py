@@ -259,12 +259,7 @@ async def test_a_legacy_upload_holds_its_slot_from_the_file_on(
     assert held == [1]
     assert_error(response, 422, "invalid_input")  # the form never closed
     assert app.state.upload_slots.in_use == 0
-    whole = await client.post(
-        "/documents",
-        headers=bearer(user),
-        data={"matterId": str(matter), "engine": "text-layer"},
-        files={"file": ("a.pdf", pdf.read_bytes(), "application/pdf")},
-    )
+    whole = await upload(client, user, matter, pdf, engine="text-layer")  # the legacy route, matterId first
     assert whole.status_code == 201, whole.text
 
 

@@ -95,6 +95,22 @@ async def test_the_gauges_count_as_the_claim_and_the_sweep_decide(
     assert after.oldest_due_seconds == 0
 
 
+async def test_a_runs_reserved_chunks_are_not_the_fleets_due_or_overdue(
+    service: OCRChunkService, pool: asyncpg.Pool
+) -> None:
+    """A `chunk-ocr run` on the fleet's database reads its own documents: the gauges an operator
+    alerts on (a chunk due too long) leave them out while the run holds them, and count them
+    again once its reservation lapses (a run that was killed)."""
+    by_name = await a_queue_of_every_kind(service, pool)
+    await service.reserve_document(by_name["due"].document_id, "run:laptop:1:abc")
+    held = await service.queue_snapshot()
+    assert held == EMPTY.model_copy(update={"pending": 3, "processing": 1, "failed": 3})
+    await pool.execute("update document_ocr_reservations set reserved_until = now() - interval '1 second'")
+    lapsed = await service.queue_snapshot()
+    assert (lapsed.due, lapsed.overdue) == (2, 2)
+    assert lapsed.oldest_due_seconds >= 120
+
+
 async def test_the_supabase_path_reads_the_same_gauges(
     service: OCRChunkService, supabase_service: OCRChunkService, pool: asyncpg.Pool
 ) -> None:
