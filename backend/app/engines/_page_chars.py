@@ -21,7 +21,12 @@ _LEVEL = 0.05  # radians (about 3 degrees) from level
 # Of a row's character height (ascent to descent): a gap between two characters this much wider
 # than the row's usual gap between letters is a gap between words (_glued_text, _letter_spacing).
 WORD_GAP = 0.15
-HYPHEN_MARK = 0xFFFE  # PDFium's mark in a word broken across lines: U+0002 in its bounded text
+# PDFium's mark where it joined a word broken across lines at a hyphen: U+0002 in its bounded text
+# and its characters one by one (FPDFText_GetUnicode), U+FFFE in its whole text (FPDFText_GetText),
+# which a U+FFFE the page draws (a broken ToUnicode map's) is everywhere else. whole_text, and
+# char_codes from it, give the mark as U+0002.
+HYPHEN_MARK = 0x02
+_HYPHEN_CODE = 0xFFFE
 _PASSED_OVER = 200  # characters of PDFium's not in the text (outside the page's box) at most
 
 
@@ -145,10 +150,11 @@ def char_codes(textpage: pdfium.PdfTextPage) -> list[int]:
     that differs, or one of 8 characters spread over it checked one by one, shows), else one call
     a character. A character past U+FFFF (a mathematical italic letter, a Han character of
     extension B) is two of PDFium's, the halves of its UTF-16 surrogate pair, with one box: its
-    code is the first's, and the second's is 0 (no character)."""
+    code is the first's, and the second's is 0 (no character). PDFium's hyphenation mark is
+    HYPHEN_MARK whichever call gave it; a U+FFFE the page draws stays U+FFFE (not text)."""
     raw = textpage.raw
     count = pdfium_c.FPDFText_CountChars(raw)
-    text = str(textpage.get_text_range(0, count))
+    text = whole_text(textpage, count)
     if len(text) == count and all(
         ord(text[index]) == pdfium_c.FPDFText_GetUnicode(raw, index)
         for index in {count * eighth // 8 for eighth in range(8)} | {count - 1}
@@ -162,6 +168,13 @@ def char_codes(textpage: pdfium.PdfTextPage) -> list[int]:
             codes[index] = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
             codes[index + 1] = 0
     return codes
+
+
+def whole_text(textpage: pdfium.PdfTextPage, count: int = -1) -> str:
+    """The page's whole text (its first count characters; -1: all), as pypdfium2's get_text_range
+    gives it, but with PDFium's hyphenation marks as its bounded text and its characters one by
+    one have them. Its whole text has U+FFFE for the mark, and leaves out a U+FFFE the page draws."""
+    return str(textpage.get_text_range(0, count)).replace(chr(_HYPHEN_CODE), chr(HYPHEN_MARK))
 
 
 def stored_text(line: list[PageChar]) -> str:
@@ -230,8 +243,8 @@ def char_places(codes: list[int], text: str) -> dict[int, int] | None:
     for at, char in enumerate(text):
         if char.isspace():
             continue
-        code = HYPHEN_MARK if char == "\x02" else ord(char)
-        while index < len(codes) and codes[index] != code and codes[index] != ord(char):
+        code = ord(char)
+        while index < len(codes) and codes[index] != code:
             passed += not chr(codes[index]).isspace() if 0 < codes[index] <= 0x10FFFF else 1
             index += 1
         if index == len(codes) or passed > _PASSED_OVER:

@@ -24,7 +24,7 @@ from app.engines._cyrillic_codes import with_cyrillic_codes
 from app.engines._glued_text import drawn_in_touching_pieces, may_be_glued, unglued_text
 from app.engines._letter_spacing import may_be_letter_spaced
 from app.engines._limits import current_limits, memory_error
-from app.engines._page_chars import Bounds, bounded_text, level_text, rect_count
+from app.engines._page_chars import Bounds, bounded_text, level_text, rect_count, whole_text
 from app.engines._page_clock import start_page_clock
 from app.engines._page_content import PageContents
 from app.engines._page_meter import PageMeter
@@ -166,7 +166,7 @@ def page_text(page: pdfium.PdfPage, page_number: int, *, annotations: bool = Tru
                 textpage = _textpage_unturned(page)
                 turn = 0
             turned = turn % 180
-            raw = str(textpage.get_text_range()) if turned else bounded_text(textpage)
+            raw = whole_text(textpage) if turned else bounded_text(textpage)
             reread, rects = None, 0
             if not turned:
                 rects = rect_count(textpage)  # for the glued-words and the columns tests alike

@@ -276,10 +276,11 @@ _FILLER_RUN = re.compile("[+|]?([._\\-=~*\u00b7\u2022\u2026\u2010-\u2015\u2500-\
 _MATH = re.compile("[\u00b1\u00d7\u00f7\u2190-\u21ff\u2200-\u22ff\u27c0-\u27ef\u2980-\u2aff]")
 _ASCII_MATH = re.compile("[-+<>=|/^:;,.()\\[\\]{}]")
 
-# Tab and newline are text, and U+0002 (U+FFFE in older builds) is PDFium's mark in a
-# hyphenated word; carriage returns are newlines by the time a page's text gets here.
+# Tab and newline are text, and U+0002 is PDFium's mark in a hyphenated word; carriage returns
+# are newlines by the time a page's text gets here. U+FFFE is a glyph a broken ToUnicode map
+# gives (PDFium's own mark is U+0002 by now: app.engines._page_chars).
 _UNREADABLE = re.compile(
-    "[\x00\x01\x03-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufff0-\ufffb\ufffd\uffff]"
+    "[\x00\x01\x03-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufff0-\ufffb\ufffd-\uffff]"
 )
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _PRIVATE_USE_WORD = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]{2,}")

@@ -41,13 +41,14 @@ class Word:
     bbox: tuple[int, int, int, int]
 
 
-# PDFium puts U+0002 (U+FFFE in older builds) where a line ended in a hyphen it took for a word
-# broken across the line, and joins the two halves around it: "com\x02pile". The word reads
+# PDFium puts U+0002 where a line ended in a hyphen it took for a word broken across the line
+# (its whole text has U+FFFE there, which app.engines._page_chars gives as U+0002 too), and
+# joins the two halves around it: "com\x02pile". The word reads
 # whole without the mark (and without a line break right after it, where one is left). PDFium
 # takes every hyphen that ends a line so, the hyphen of a compound or a code too: before a
 # capital or a digit the hyphen is kept ("Anglo-Saxon", "COVID-19", "RSASSA-PKCS1"; a word
 # broken between syllables goes on in lower case).
-_HYPHEN_MARK = re.compile("[\x02\ufffe](?:\r\n|\r|\n)?(?=(.?))", re.DOTALL)
+_HYPHEN_MARK = re.compile("\x02(?:\r\n|\r|\n)?(?=(.?))", re.DOTALL)
 _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # C0 and C1 controls but tab and newline (line breaks are newlines by now), the soft hyphen
 # U+00AD (invisible, and it splits a word for search), noncharacters, the byte order mark U+FEFF

@@ -148,6 +148,7 @@ def test_real_pages_are_not_garbage(name: str, text: str) -> None:
         ("private_use", PROSE + "\n" + "\U000f0041\U000f0042 " * 60),
         ("unreadable", _page("\x03\x11\x12\x13 \x14\x15\x03\x16 \x11\x12")),
         ("unreadable", _page("Caf\ufffd de la gare, men\ufffd du jour")),
+        ("unreadable", _page("Caf\ufffe de la gare, men\ufffe du jour")),  # a broken ToUnicode map's
         (
             "mojibake",
             _page(
@@ -234,3 +235,11 @@ def test_the_text_is_judged_before_cleaning() -> None:
 )
 def test_short_is_weighted_by_script(text: str, short: bool) -> None:
     assert is_short("".join(text.split())) is short
+
+
+def test_pdfiums_hyphenation_marks_are_text_and_a_drawn_u_fffe_is_not() -> None:
+    """PDFium's mark is U+0002 on every path by now (app.engines._page_chars); a page of drawn
+    U+FFFE (a broken ToUnicode map's) is not text."""
+    assert garbage_reason("a word broken at the line's end, hyphen\x02ated here\n" * 20) is None
+    assert garbage_reason("men\ufffe du jour, caf\ufffe cr\ufffeme\n" * 20) == "unreadable"
+    assert garbage_reason("men\x02 du jour, caf\x02 cr\x02me\n" * 20) is None
