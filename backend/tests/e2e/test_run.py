@@ -258,6 +258,13 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a job a script starts in the background
 
 
+def _heed_sigint() -> None:
+    """As at a terminal, whatever the suite inherited (a suite started in the background by a
+    shell without job control ignores SIGINT, and so would the command, which Python then
+    leaves ignored: it ran on to exit 0)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(
     ("stop", "sigint_ignored"),
@@ -278,7 +285,7 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
         *[sys.executable, "-m", "app.cli", "run", str(pdf), "--out", str(tmp_path / "out")],
         *["--engine", "tesseract", "--chunk-pages", "1", "--ocr-processes", "1"],
         env=cli_env | {"WORKER_GRACE_SECONDS": "0"},
-        preexec_fn=_ignore_sigint if sigint_ignored else None,
+        preexec_fn=_ignore_sigint if sigint_ignored else _heed_sigint,
         cwd=REPO_ROOT,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -325,7 +332,14 @@ async def test_running_a_stopped_file_again_goes_on_with_its_document(
     argv = ["run", str(pdf), "--out", str(tmp_path / "out"), "--engine", "tesseract"]
     argv += ["--chunk-pages", "1", "--ocr-processes", "1"]
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "app.cli", *argv, env=cli_env, cwd=REPO_ROOT, stderr=asyncio.subprocess.PIPE
+        sys.executable,
+        "-m",
+        "app.cli",
+        *argv,
+        env=cli_env,
+        cwd=REPO_ROOT,
+        stderr=asyncio.subprocess.PIPE,
+        preexec_fn=_heed_sigint,
     )
     document_id = None
     while document_id is None:  # until two pages are read
