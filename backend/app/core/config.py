@@ -103,6 +103,11 @@ class Settings(BaseSettings):
     ocr_process_memory_mb: Annotated[int, Field(ge=0)] = 2048  # RLIMIT_AS per OCR process; 0: none
     # CPU seconds PDFium and the engine may spend on one page, tesseract's reading aside; 0: none
     max_page_cpu_seconds: Annotated[int, Field(ge=0)] = 120
+    # Pages of one document, on any worker, that may use up MAX_PAGE_CPU_SECONDS before each page
+    # of it still to be read gets MAX_PAGE_CPU_SECONDS_AFTER_TIMEOUTS instead (a hostile file of a
+    # thousand such pages would cost a thousand times the full limit); 0: no such budget
+    max_document_page_timeouts: Annotated[int, Field(ge=0)] = 3
+    max_page_cpu_seconds_after_timeouts: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 10.0
     # An OCR process whose task makes no progress this long (no page begun, no CPU used, no command
     # of its own running: stopped or hung) is killed; 0: never
     ocr_process_stall_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 300.0

@@ -48,7 +48,7 @@ from app.core.logging import configure_logging, get_logger
 from app.engines._lifetime import arm_ocr_process
 from app.engines._limits import Limits, memory_error, set_limits, text_within_limit
 from app.engines._liveness import StallWatch, can_watch
-from app.engines._page_clock import PAGE_CLOCK_SIGNAL, stop_page_clock
+from app.engines._page_clock import PAGE_CLOCK_SIGNAL, page_seconds_at_most, stop_page_clock
 from app.engines._pages import marker_record, track_task, without_pages
 from app.engines._tesseract_api import reader
 from app.engines.base import PageResult
@@ -309,16 +309,20 @@ def _death_error(death: _Death | None, limits: Limits, stall_seconds: float) -> 
             page=death.page,
         )
     if death.exitcode == -PAGE_CLOCK_SIGNAL:
-        return PageTimeoutError(
-            f"{on_page} took more than {limits.page_cpu_seconds or 0:g} s of CPU time to read "
-            "(MAX_PAGE_CPU_SECONDS)",
-            page=death.page,
-        )
+        return page_timeout(death.page, limits.page_cpu_seconds or 0, "MAX_PAGE_CPU_SECONDS")
     return OcrProcessDiedError(
         f"the OCR process running this chunk died on {on_page} (killed, or out of memory inside PDFium)"
         if death.page is not None
         else "the OCR process running this chunk died (killed, or out of memory inside PDFium)",
         page=death.page,
+    )
+
+
+def page_timeout(page: int | None, seconds: float, setting: str) -> PageTimeoutError:
+    """The error of a page that used up its CPU time: `seconds`, which `setting` gave it."""
+    on_page = f"page {page}" if page is not None else "the chunk's PDF"
+    return PageTimeoutError(
+        f"{on_page} took more than {seconds:g} s of CPU time to read ({setting})", page=page
     )
 
 
@@ -424,18 +428,22 @@ def recognize_in_process(
     first_page: int,
     language: str = DEFAULT_LANGUAGE,
     lost: Mapping[int, tuple[str, str]] | None = None,
+    page_seconds: float | None = None,
 ) -> tuple[list[PageResult], str]:
     """Run inside a pool process: the pages of one chunk, read in `language`, and the engine's version.
 
     lost: pages (numbered in the document) that killed an OCR process on an earlier run of this
     chunk, with the code and message of why (`ocr_process_died`, `page_timeout`). They are not
     read again: a blank page of the same size stands in for each while the engine reads the
-    others, and each comes back failed with its code."""
+    others, and each comes back failed with its code. page_seconds: the CPU seconds each page
+    may take, when fewer than MAX_PAGE_CPU_SECONDS (a document over its budget of page timeouts)."""
     engine = get_engine(engine_name, language)
     if lost:
         pdf_bytes = without_pages(pdf_bytes, [number - first_page for number in lost])
+    limited = page_seconds_at_most(page_seconds) if page_seconds else contextlib.nullcontext()
     try:
-        pages = [text_within_limit(page) for page in engine.recognize(pdf_bytes, first_page)]
+        with limited:
+            pages = [text_within_limit(page) for page in engine.recognize(pdf_bytes, first_page)]
     except MemoryError:  # over OCR_PROCESS_MEMORY_MB: this chunk's input needs more than allowed
         raise memory_error() from None
     if lost:

@@ -40,7 +40,12 @@ from app.core.errors import LeaseLostError, OCRError, RepositoryUnavailableError
 from app.core.health import DATABASE, DependencyHealth
 from app.core.logging import get_logger
 from app.engines.base import PageResult
-from app.engines.errors import EngineUnavailableError, OcrProcessDiedError, UnknownEngineError
+from app.engines.errors import (
+    EngineUnavailableError,
+    OcrProcessDiedError,
+    PageTimeoutError,
+    UnknownEngineError,
+)
 from app.engines.pool import recognize_in_process
 from app.metrics import ChunkMetrics
 from app.models.limits import WORKER_ID_MAX
@@ -48,6 +53,7 @@ from app.models.ocr_chunk import ChunkLease, ChunkStatus, DocumentOCRChunk, Erro
 from app.models.results import ChunkResult
 from app.services.leases import Fence, run_while_leased
 from app.services.ocr_chunk_service import OCRChunkService
+from app.services.page_budget import PageTimeoutBudget
 from app.services.page_texts import page_texts
 from app.services.queue import JobQueue
 from app.services.recovery import retry_failed
@@ -380,10 +386,13 @@ class ChunkProcessor:
         (it aborts on a failed allocation, or crashes on a malformed page) fails alone: once it
         has done so twice in a row (once could be the OOM killer or an operator), or once when it
         used up its CPU time (page_timeout: a second run ends the same way), the chunk runs again
-        at once without it."""
+        at once without it. Past its document's budget of such pages, each page is read within
+        fewer seconds (app.services.page_budget)."""
         loop = asyncio.get_running_loop()
         lost: dict[int, tuple[str, str]] = {}
         deaths: Counter[int] = Counter()
+        budget = PageTimeoutBudget(self.queue, self.service.settings)
+        page_seconds = await budget.page_seconds(chunk.document_id)
         while True:
             try:
                 pages: tuple[list[PageResult], str] = await loop.run_in_executor(
@@ -394,12 +403,16 @@ class ChunkProcessor:
                     chunk.page_start,
                     chunk.language,
                     lost,
+                    page_seconds,
                 )
                 return pages
-            except OcrProcessDiedError as exc:
+            except OcrProcessDiedError as died:
+                exc = died  # a page timeout's says which limit it used up (app.services.page_budget)
                 page = exc.context.get("page")
                 if not isinstance(page, int) or not chunk.page_start <= page <= chunk.page_end:
                     raise  # killed before any page: the attempt fails
+                if isinstance(exc, PageTimeoutError):
+                    exc, page_seconds = await budget.timed_out(chunk.document_id, exc, page_seconds)
                 deaths[page] += 1
                 if deaths[page] >= _DEATHS_TO_BLAME_A_PAGE or not exc.retryable:
                     lost[page] = (exc.code, exc.message)

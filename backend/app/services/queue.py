@@ -48,6 +48,10 @@ ENGINE_ADVERTISEMENT_TTL_SECONDS = 600
 # time it last said so. Whole sets, not single codes: a document in rus+deu needs one worker
 # with both. Read with the same TTL as the engines.
 LANGUAGES_KEY = "chunk-ocr:languages"
+# How many of a document's pages used up MAX_PAGE_CPU_SECONDS, on any worker: a counter a
+# document (its id after the prefix), kept a week after its last page timeout.
+PAGE_TIMEOUTS_KEY_PREFIX = "chunk-ocr:page-timeouts:"
+PAGE_TIMEOUTS_TTL_SECONDS = 7 * 24 * 3600
 
 
 class RedisRefusingError(redis_errors.ResponseError):
@@ -135,6 +139,14 @@ class JobQueue(Protocol):
     async def worker_languages(self) -> list[frozenset[str]]:
         """The languages each worker that spoke lately reads with tesseract (workers reading the
         same ones count once); empty when none said."""
+        ...
+
+    async def page_timeouts(self, document_id: UUID) -> int:
+        """How many of the document's pages used up their CPU time lately, on any worker."""
+        ...
+
+    async def note_page_timeout(self, document_id: UUID) -> int:
+        """Count one more of the document's pages that used up its CPU time; the count now."""
         ...
 
 
@@ -248,6 +260,19 @@ class ArqJobQueue:
     async def worker_languages(self) -> list[frozenset[str]]:
         """The languages each worker that spoke lately reads with tesseract; empty when none said."""
         return [frozenset(field.split("+")) for field in sorted(await self._fresh(LANGUAGES_KEY))]
+
+    async def page_timeouts(self, document_id: UUID) -> int:
+        async with translated_redis_errors():
+            count = await self.redis.get(PAGE_TIMEOUTS_KEY_PREFIX + str(document_id))
+        return int(count or 0)
+
+    async def note_page_timeout(self, document_id: UUID) -> int:
+        key = PAGE_TIMEOUTS_KEY_PREFIX + str(document_id)
+        async with translated_redis_errors(), self.redis.pipeline(transaction=True) as pipe:
+            pipe.incr(key)
+            pipe.expire(key, PAGE_TIMEOUTS_TTL_SECONDS)
+            count, _ = await pipe.execute()
+        return int(count)
 
     async def _fresh(self, key: str) -> set[str]:
         """The fields of an advertisement hash written within the TTL."""

@@ -1,0 +1,86 @@
+"""A document's budget of page timeouts (MAX_DOCUMENT_PAGE_TIMEOUTS).
+
+A page that uses up MAX_PAGE_CPU_SECONDS (120 s of PDFium's time by default) fails alone, but a
+file can hold a thousand such pages, or one such page referenced a thousand times: a thousand
+times the limit of the fleet's CPU. So the pages of a document that used up theirs are counted
+across the fleet (a counter in Redis, app.services.queue), and once the count reaches the budget,
+each page of the document still to be read may take MAX_PAGE_CPU_SECONDS_AFTER_TIMEOUTS (10 s)
+instead: a sound page takes PDFium well under a second, tesseract's reading aside (which neither
+limit counts). A sound document with a page or two that PDFium cannot read in time is not
+touched.
+
+The count is best-effort: when Redis does not answer, a chunk is read within the full limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from app.core.config import Settings
+from app.core.errors import QueueUnavailableError
+from app.core.logging import get_logger
+from app.engines.errors import PageTimeoutError
+from app.engines.pool import page_timeout
+from app.services.queue import JobQueue
+
+log = get_logger(__name__)
+
+_AFTER = "MAX_PAGE_CPU_SECONDS_AFTER_TIMEOUTS"
+
+
+@dataclass(frozen=True)
+class PageTimeoutBudget:
+    queue: JobQueue
+    settings: Settings
+
+    async def page_seconds(self, document_id: UUID) -> float | None:
+        """The CPU seconds each page of the document may take, when fewer than
+        MAX_PAGE_CPU_SECONDS: None while the document is within its budget."""
+        if not self._applies:
+            return None
+        try:
+            count = await self.queue.page_timeouts(document_id)
+        except QueueUnavailableError as exc:
+            log.warning("page_timeouts_unknown", document_id=str(document_id), error=str(exc))
+            return None
+        return self._seconds_after(count)
+
+    async def timed_out(
+        self, document_id: UUID, error: PageTimeoutError, page_seconds: float | None
+    ) -> tuple[PageTimeoutError, float | None]:
+        """Count the page's timeout against its document. Returns the page's error (saying which
+        limit it used up: page_seconds, when the chunk was read within fewer seconds) and the
+        seconds each page of the document may take from now (None: the full limit)."""
+        page = error.context.get("page")
+        if page_seconds is not None:
+            error = page_timeout(page if isinstance(page, int) else None, page_seconds, _AFTER)
+        if not self._applies:
+            return error, page_seconds
+        try:
+            count = await self.queue.note_page_timeout(document_id)
+        except QueueUnavailableError as exc:
+            log.warning("page_timeout_not_counted", document_id=str(document_id), error=str(exc))
+            return error, page_seconds
+        seconds = self._seconds_after(count)
+        if seconds is not None and page_seconds is None:
+            log.warning(
+                "document_page_timeouts_spent",
+                document_id=str(document_id),
+                page_timeouts=count,
+                page_cpu_seconds=seconds,
+            )
+        return error, seconds
+
+    @property
+    def _applies(self) -> bool:
+        settings = self.settings
+        return bool(settings.max_document_page_timeouts) and (
+            not settings.max_page_cpu_seconds
+            or settings.max_page_cpu_seconds_after_timeouts < settings.max_page_cpu_seconds
+        )
+
+    def _seconds_after(self, count: int) -> float | None:
+        if count < self.settings.max_document_page_timeouts:
+            return None
+        return self.settings.max_page_cpu_seconds_after_timeouts
