@@ -27,9 +27,11 @@ from tests.bombs import scattered_glyphs_pdf
 from tests.integration.conftest import burst_worker
 
 # PDFium's text page of scattered glyphs takes time as the square of their number: 50,000 take
-# about 11 s of CPU on a 2-core machine, 15,000 about 1.2 s.
-SLOW_GLYPHS, MODERATE_GLYPHS = 50_000, 15_000
-FULL_SECONDS, AFTER_SECONDS = 5, 0.2
+# about 11 s of CPU on a 2-core machine, 10,000 about 0.5 s (a slow page outlasts the full limit
+# on a machine several times faster; a moderate page is read within it on one several times
+# slower, and not within the shorter limit on one several times faster).
+SLOW_GLYPHS, MODERATE_GLYPHS = 50_000, 10_000
+FULL_SECONDS, AFTER_SECONDS = 2, 0.1
 
 
 def _document(path: Path, middle: list[Path]) -> list[str]:
