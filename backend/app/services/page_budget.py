@@ -9,11 +9,15 @@ instead: a sound page takes PDFium well under a second, tesseract's reading asid
 limit counts). A sound document with a page or two that PDFium cannot read in time is not
 touched.
 
-The count is best-effort: when Redis does not answer, a chunk is read within the full limit.
+The count is best-effort: when Redis does not answer within a couple of seconds, a chunk is read
+within the full limit (a chunk under way goes on through a Redis outage, as it did before: its
+lease is in the database).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -33,18 +37,15 @@ _AFTER = "MAX_PAGE_CPU_SECONDS_AFTER_TIMEOUTS"
 class PageTimeoutBudget:
     queue: JobQueue
     settings: Settings
+    ask_seconds: float = 2.0  # how long to wait for Redis's count (its client retries for ~30 s)
 
     async def page_seconds(self, document_id: UUID) -> float | None:
         """The CPU seconds each page of the document may take, when fewer than
         MAX_PAGE_CPU_SECONDS: None while the document is within its budget."""
         if not self._applies:
             return None
-        try:
-            count = await self.queue.page_timeouts(document_id)
-        except QueueUnavailableError as exc:
-            log.warning("page_timeouts_unknown", document_id=str(document_id), error=str(exc))
-            return None
-        return self._seconds_after(count)
+        count = await self._asked(self.queue.page_timeouts(document_id), document_id, "page_timeouts_unknown")
+        return None if count is None else self._seconds_after(count)
 
     async def timed_out(
         self, document_id: UUID, error: PageTimeoutError, page_seconds: float | None
@@ -57,10 +58,10 @@ class PageTimeoutBudget:
             error = page_timeout(page if isinstance(page, int) else None, page_seconds, _AFTER)
         if not self._applies:
             return error, page_seconds
-        try:
-            count = await self.queue.note_page_timeout(document_id)
-        except QueueUnavailableError as exc:
-            log.warning("page_timeout_not_counted", document_id=str(document_id), error=str(exc))
+        count = await self._asked(
+            self.queue.note_page_timeout(document_id), document_id, "page_timeout_not_counted"
+        )
+        if count is None:
             return error, page_seconds
         seconds = self._seconds_after(count)
         if seconds is not None and page_seconds is None:
@@ -71,6 +72,14 @@ class PageTimeoutBudget:
                 page_cpu_seconds=seconds,
             )
         return error, seconds
+
+    async def _asked(self, count: Awaitable[int], document_id: UUID, event: str) -> int | None:
+        """The count Redis answers, or None (logged as event) when it does not in time."""
+        try:
+            return await asyncio.wait_for(count, self.ask_seconds)
+        except (QueueUnavailableError, TimeoutError) as exc:
+            log.warning(event, document_id=str(document_id), error=str(exc) or type(exc).__name__)
+            return None
 
     @property
     def _applies(self) -> bool:

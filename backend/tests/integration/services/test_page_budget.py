@@ -113,18 +113,22 @@ async def test_past_its_budget_a_documents_pages_get_fewer_seconds(
     assert await arq_redis.get(PAGE_TIMEOUTS_KEY_PREFIX + str(started[1].document.id)) is None
 
 
-async def test_without_redis_pages_keep_the_full_limit(pipeline_settings: Settings) -> None:
-    """The count is best-effort: a Redis that does not answer leaves every page the full limit,
-    and a timeout is still the page's own failure."""
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
-    redis = ArqRedis(host="127.0.0.1", port=port, socket_connect_timeout=1)
-    budget = PageTimeoutBudget(ArqJobQueue(redis), pipeline_settings)
-    document_id = uuid4()
-    try:
-        assert await budget.page_seconds(document_id) is None
-        error = page_timeout(7, 120, "MAX_PAGE_CPU_SECONDS")
-        assert await budget.timed_out(document_id, error, None) == (error, None)
-    finally:
-        await redis.aclose()
+@pytest.mark.parametrize("redis_is", ["refusing", "silent"])
+async def test_without_redis_pages_keep_the_full_limit(pipeline_settings: Settings, redis_is: str) -> None:
+    """The count is best-effort: a Redis that refuses connections, or one that takes them and
+    never answers (stopped), leaves every page the full limit within `ask_seconds`, and a
+    timeout is still the page's own failure."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        if redis_is == "silent":
+            server.listen()  # connects succeed (the backlog); nothing is ever read or answered
+        port = server.getsockname()[1]
+        redis = ArqRedis(host="127.0.0.1", port=port, socket_connect_timeout=1)
+        budget = PageTimeoutBudget(ArqJobQueue(redis), pipeline_settings, ask_seconds=0.5)
+        document_id = uuid4()
+        try:
+            assert await budget.page_seconds(document_id) is None
+            error = page_timeout(7, 120, "MAX_PAGE_CPU_SECONDS")
+            assert await budget.timed_out(document_id, error, None) == (error, None)
+        finally:
+            await redis.aclose()
