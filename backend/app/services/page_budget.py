@@ -21,6 +21,8 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from uuid import UUID
 
+from redis.exceptions import RedisError
+
 from app.core.config import Settings
 from app.core.errors import QueueUnavailableError
 from app.core.logging import get_logger
@@ -77,7 +79,7 @@ class PageTimeoutBudget:
         """The count Redis answers, or None (logged as event) when it does not in time."""
         try:
             return await asyncio.wait_for(count, self.ask_seconds)
-        except (QueueUnavailableError, TimeoutError) as exc:
+        except (QueueUnavailableError, RedisError, TimeoutError) as exc:  # any: it is best-effort
             log.warning(event, document_id=str(document_id), error=str(exc) or type(exc).__name__)
             return None
 

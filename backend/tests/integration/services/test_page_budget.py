@@ -21,10 +21,15 @@ from app.pdf.samples import make_born_digital_pdf
 from app.services.merge import read_merged
 from app.services.page_budget import PageTimeoutBudget
 from app.services.planner import start_document
-from app.services.queue import PAGE_TIMEOUTS_KEY_PREFIX, ArqJobQueue
+from app.services.queue import PAGE_TIMEOUTS_KEY_PREFIX, ArqJobQueue, connect_redis
 from app.services.runtime import build_runtime
+from tests import servers
 from tests.bombs import scattered_glyphs_pdf
 from tests.integration.conftest import burst_worker
+from tests.integration.test_full_redis import refusing
+from tests.servers import PrivateRedis
+
+private_redis = servers.private_redis
 
 # PDFium's text page of scattered glyphs takes time as the square of their number: 50,000 take
 # about 11 s of CPU on a 2-core machine, 10,000 about 0.5 s (a slow page outlasts the full limit
@@ -132,3 +137,28 @@ async def test_without_redis_pages_keep_the_full_limit(pipeline_settings: Settin
             assert await budget.timed_out(document_id, error, None) == (error, None)
         finally:
             await redis.aclose()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("fault", ["full", "unsaved", "frozen"])
+async def test_a_redis_that_refuses_writes_or_is_stopped_costs_the_count_not_the_chunk(
+    pipeline_settings: Settings, private_redis: PrivateRedis, fault: str
+) -> None:
+    """At its maxmemory (OOM) or unable to save (MISCONF), Redis still answers the count and
+    refuses to add to it; stopped, it answers nothing. Neither fails the page's chunk: its
+    timeout is its own failure, and the count is what Redis could say within ask_seconds."""
+    redis = await connect_redis(private_redis.url, reply_timeout=0.5)
+    budget = PageTimeoutBudget(ArqJobQueue(redis), pipeline_settings, ask_seconds=0.5)
+    document_id = uuid4()
+    over = pipeline_settings.max_document_page_timeouts
+    await redis.set(PAGE_TIMEOUTS_KEY_PREFIX + str(document_id), over)
+    after = pipeline_settings.max_page_cpu_seconds_after_timeouts
+    error = page_timeout(7, 120, "MAX_PAGE_CPU_SECONDS")
+    try:
+        async with refusing(fault, private_redis):
+            known = await budget.page_seconds(document_id)
+            assert known == (None if fault == "frozen" else after)
+            assert await budget.timed_out(document_id, error, None) == (error, None)
+        assert await redis.get(PAGE_TIMEOUTS_KEY_PREFIX + str(document_id)) == str(over).encode()
+    finally:
+        await redis.aclose()
