@@ -406,16 +406,16 @@ class ChunkProcessor:
                     page_seconds,
                 )
                 return pages
-            except OcrProcessDiedError as died:
-                exc = died  # a page timeout's says which limit it used up (app.services.page_budget)
+            except OcrProcessDiedError as exc:
                 page = exc.context.get("page")
                 if not isinstance(page, int) or not chunk.page_start <= page <= chunk.page_end:
                     raise  # killed before any page: the attempt fails
-                if isinstance(exc, PageTimeoutError):
-                    exc, page_seconds = await budget.timed_out(chunk.document_id, exc, page_seconds)
+                error = exc
+                if isinstance(exc, PageTimeoutError):  # its message names the limit it used up
+                    error, page_seconds = await budget.timed_out(chunk.document_id, exc, page_seconds)
                 deaths[page] += 1
-                if deaths[page] >= _DEATHS_TO_BLAME_A_PAGE or not exc.retryable:
-                    lost[page] = (exc.code, exc.message)
+                if deaths[page] >= _DEATHS_TO_BLAME_A_PAGE or not error.retryable:
+                    lost[page] = (error.code, error.message)
                 log.warning(
                     "ocr_process_died_on_page",
                     chunk_id=str(chunk.id),
