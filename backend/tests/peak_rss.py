@@ -29,7 +29,14 @@ class PeakRss:
     """The command's result and the peak RSS of each process of its tree, in KiB."""
 
     completed: subprocess.CompletedProcess[str]
+    root: int  # the command's own pid
     by_process: dict[int, tuple[str, int]] = field(default_factory=dict)  # pid: (command line, KiB)
+
+    @property
+    def root_mib(self) -> float:
+        """The peak of the command's own process. Found by pid, not by command line: a child
+        sampled between its fork and its exec still shows its parent's command line."""
+        return self.by_process[self.root][1] / 1024
 
     @property
     def largest_mib(self) -> float:
@@ -93,4 +100,4 @@ def run_measuring_peak_rss(command: list[str], *, env: dict[str, str], cwd: Path
         completed = subprocess.CompletedProcess(
             command, process.returncode, out.read().decode(), err.read().decode()
         )
-    return PeakRss(completed, peaks)
+    return PeakRss(completed, process.pid, peaks)

@@ -42,3 +42,27 @@ def test_output_and_exit_code_are_the_commands(tmp_path: Path) -> None:
         "err\n",
     )
     assert 0 < measured.largest_mib < 100, measured.describe()
+
+
+# A child forked and never exec'd keeps its parent's command line: here it alone holds 200 MiB.
+FORKED = """
+import os, time
+reader, writer = os.pipe()
+if os.fork() == 0:
+    block = bytearray(200 * 2**20)
+    os.write(writer, b"r")
+    time.sleep(0.5)
+    os._exit(0)
+os.read(reader, 1)
+os.wait()
+"""
+
+
+def test_the_commands_own_peak_is_found_by_pid_not_by_its_command_line(tmp_path: Path) -> None:
+    measured = run_measuring_peak_rss([sys.executable, "-c", FORKED], env={}, cwd=tmp_path, timeout=30)
+    assert measured.completed.returncode == 0, measured.completed.stderr
+    commands = [command for command, _ in measured.by_process.values()]
+    assert len(commands) == 2, measured.describe()
+    assert commands[0] == commands[1], measured.describe()
+    assert measured.root_mib < 100, measured.describe()
+    assert 200 <= measured.largest_mib < 260, measured.describe()
