@@ -164,6 +164,12 @@ class OcrPool(Executor):
             pid: process for executor in executors for pid, process in (executor._processes or {}).items()
         }
 
+    def _busy_processes(self) -> list[BaseProcess]:
+        """The processes of the slots that run a task now."""
+        with self._lock:
+            executors = [slot.executor for slot in self._slots if slot.task is not None]
+        return [process for executor in executors for process in (executor._processes or {}).values()]
+
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         task = _Task(Future(), next(self._tokens), fn, args, kwargs)
         with self._lock:
@@ -350,15 +356,21 @@ def _tracked(
 def stop_ocr_pool(executor: Executor, timeout: float = 5.0) -> None:
     """Cancel queued work; return once the OCR processes and the forkserver have exited.
 
-    Processes still running a task after `timeout` seconds are killed (they
-    ignore SIGTERM), and their tesseract with them. The forkserver is stopped
-    unless a process of another pool still needs it; the next pool starts one.
+    An OcrPool's processes still running a task are killed at once (they ignore
+    SIGTERM), and their tesseract with them: the pool is stopped when its work
+    is done or given up (a cancelled chunk job, a stopping worker, an
+    interrupted run), so nothing would read what they return. Other processes
+    still running after `timeout` seconds are killed too. The forkserver is
+    stopped unless a process of another pool still needs it; the next pool
+    starts one.
     """
     started = time.monotonic()
     pool = executor if isinstance(executor, OcrPool) else None
     # The executors have no public handle on their processes; they must be taken before shutdown.
+    busy: list[BaseProcess] = []
     if pool is not None:
         processes = list(pool._current_processes().values())
+        busy = pool._busy_processes()
     elif isinstance(executor, ProcessPoolExecutor):
         processes = list((executor._processes or {}).values())
     else:
@@ -366,6 +378,11 @@ def stop_ocr_pool(executor: Executor, timeout: float = 5.0) -> None:
     # No replacement from here on (stopping breaks the executors on purpose); each executor's
     # thread tells its idle process to exit.
     executor.shutdown(wait=False, cancel_futures=True)
+    for process in busy:
+        with contextlib.suppress(OSError):
+            process.kill()
+    if busy:
+        log.info("ocr_processes_stopped_mid_task", pids=[p.pid for p in busy])
     running: dict[int, BaseProcess] = {process.sentinel: process for process in processes}
     _await_exits(running, started + timeout)
     # While one process is busy the executor stops none, so the idle ones are killed as well.

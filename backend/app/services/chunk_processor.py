@@ -162,10 +162,28 @@ class ChunkProcessor:
     # Set when the worker begins to stop (a signal, Ctrl-C, close): a chunk job cancelled from
     # then on is handed back uncharged (ocr_release_chunk), not failed as a timeout.
     _stopping: bool = field(default=False, init=False)
+    # Hand-backs of cancelled jobs still being written: a job cancelled a second time while it
+    # hands its chunk back (arq's close cancels again what its stop cancelled) ends at once and
+    # leaves its hand-back running, which the worker's shutdown must await (settle) before it
+    # closes the database under it.
+    _handing_back: set[asyncio.Future[Any]] = field(default_factory=set, init=False)
 
     def stop_requested(self) -> None:
         """The worker is stopping: the chunks it cancels from now on did nothing wrong."""
         self._stopping = True
+
+    async def settle(self) -> None:
+        """Wait for the hand-backs of cancelled jobs still being written (a few seconds at most:
+        what is not written by then, the stale sweep finds)."""
+        if self._handing_back:
+            await asyncio.wait(set(self._handing_back), timeout=2 * _RECORD_CANCEL_SECONDS)
+
+    def _shielded(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
+        """`work` as a task that a cancel of its caller does not stop, which settle awaits."""
+        task = asyncio.ensure_future(work)
+        self._handing_back.add(task)
+        task.add_done_callback(self._handing_back.discard)
+        return task
 
     async def process(self, chunk_id: str) -> ChunkOutcome:
         """Run one chunk job: claim the chunk the fair order picks and see it through.
@@ -262,7 +280,7 @@ class ChunkProcessor:
                 )
                 await self._record_cancel(_Lease(held.lease), bound, time.perf_counter())
 
-        handing = asyncio.ensure_future(hand_back())
+        handing = self._shielded(hand_back())
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(handing), 2 * _RECORD_CANCEL_SECONDS)
 
@@ -541,7 +559,7 @@ class ChunkProcessor:
                 retryable=True,
             )
         bound.warning("chunk_cancelled", error_code=code, duration_ms=_ms(started))
-        recording = asyncio.ensure_future(self._record_failure(lease, code, write, bound))
+        recording = self._shielded(self._record_failure(lease, code, write, bound))
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(recording), _RECORD_CANCEL_SECONDS)
 

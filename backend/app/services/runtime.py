@@ -96,6 +96,9 @@ async def build_runtime(
             worker_id=worker_id,
             health=health,
         )
+        # Closed first: the hand-backs of cancelled jobs are written before the OCR processes
+        # and the database go.
+        core.exit.push_async_callback(processor.settle)
         finalizer = Finalizer(
             service=core.service,
             store=core.store,

@@ -101,7 +101,10 @@ def _four_pages_in_one_image(path: Path) -> Path:
 
 
 def test_stopping_a_busy_pool_kills_its_processes_and_their_tesseract(tmp_path: Path) -> None:
-    """The tesseract command an OCR process runs (its orientation guess) dies with it."""
+    """The tesseract command an OCR process runs (its orientation guess) dies with it. A process
+    at work is killed at once, not waited for: the pool stops when its work is done or given up,
+    and what the task would return has no reader (a stopping worker waited out the timeout, 5 s
+    by default, for nothing)."""
     image = _four_pages_in_one_image(tmp_path / "four.tif")
     pool = make_ocr_pool(2)
     running = [pool.submit(tesseract_process, str(image), "stdout", "--dpi", "300", "tsv") for _ in range(2)]
@@ -114,11 +117,9 @@ def test_stopping_a_busy_pool_kills_its_processes_and_their_tesseract(tmp_path: 
         time.sleep(0.05)
     processes = _ocr_processes()
     with capture_logs() as logs:
-        started = time.monotonic()
-        stop_ocr_pool(pool, timeout=0.5)
-    assert time.monotonic() - started < 3
+        stop_ocr_pool(pool, timeout=120)  # far longer than the tasks take
     assert [(e["event"], sorted(e["pids"])) for e in logs] == [
-        ("ocr_processes_killed", sorted(p.pid for p in processes))
+        ("ocr_processes_stopped_mid_task", sorted(p.pid for p in processes))
     ]
     assert all(_gone(p) for p in [*processes, server])
     # Unarmed, it would run on for seconds more, until it writes its words (and dies of SIGPIPE).
@@ -126,5 +127,5 @@ def test_stopping_a_busy_pool_kills_its_processes_and_their_tesseract(tmp_path: 
     while not all(_gone(p) for p in tesseracts):
         assert time.monotonic() < deadline, f"tesseract outlived its OCR process: {tesseracts}"
         time.sleep(0.02)
-    for future in running:
+    for future in running:  # killed mid-task: waited for, the tasks would have finished
         assert isinstance(future.exception(timeout=10), BrokenProcessPool)

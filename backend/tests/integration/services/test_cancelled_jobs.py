@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from uuid import UUID
 
+import asyncpg
 import pytest
 from arq.connections import ArqRedis
 
@@ -37,6 +39,14 @@ async def _one_chunk_scan(
     )
     (chunk,) = started.chunks
     return chunk
+
+
+async def _until(condition: Callable[[], Awaitable[bool]], seconds: float = 30) -> None:
+    for _ in range(int(seconds / 0.02)):
+        if await condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{condition.__name__}: not within {seconds} s")
 
 
 @pytest.mark.timeout(120)
@@ -84,3 +94,48 @@ async def test_a_job_cancelled_while_it_claims_leaves_no_chunk_leased(
         assert row.status is not ChunkStatus.PROCESSING, f"left leased by a cancel after {step * 0.5} ms"
         if row.status is ChunkStatus.FAILED:
             await runtime.service.retry_failed_chunks(chunk.document_id)
+
+
+@pytest.mark.timeout(120)
+async def test_a_job_cancelled_again_while_it_hands_back_is_handed_back_before_the_worker_closes(
+    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path, pool: asyncpg.Pool
+) -> None:
+    """arq's close cancels again the jobs its stop cancelled: the second cancel ends the job while
+    its hand-back is being written, and the worker's shutdown closed the database under it, which
+    left the chunk failed as worker_stopped, not due again until some worker's sweep sent it back
+    (none, after a `chunk-ocr run` stopped). The shutdown waits for the hand-back first."""
+    chunk = await _one_chunk_scan(runtime, arq_redis, matter_id, tmp_path / "scan.pdf", pages=3)
+    runtime.processor.stop_requested()
+    job = asyncio.ensure_future(runtime.processor.process(str(chunk.id)))
+
+    async def claimed() -> bool:
+        return (await runtime.service.get_chunk(chunk.id)).status is ChunkStatus.PROCESSING
+
+    async def handing_back() -> bool:  # its write waits for the row this test holds
+        return bool(
+            await pool.fetchval(
+                "select count(*) from pg_stat_activity"
+                " where wait_event_type = 'Lock' and query like '%ocr_release_chunk%'"
+            )
+        )
+
+    await _until(claimed)
+    await asyncio.sleep(0.5)  # reading its pages (about 3 s of OCR)
+    async with pool.acquire() as holder, holder.transaction():
+        # The document's row held: the hand-back (which updates it) waits, as on a loaded machine.
+        await holder.execute("select 1 from documents where id = $1 for update", chunk.document_id)
+        job.cancel()  # the stop
+        await _until(handing_back)
+        job.cancel()  # arq's close, while the hand-back is being written
+        with contextlib.suppress(asyncio.CancelledError):
+            await job
+        closing = asyncio.ensure_future(runtime.close())  # what the worker's shutdown hook does next
+        await asyncio.sleep(0.5)
+    await closing
+
+    row = await pool.fetchrow(
+        "select status, error_code, attempt_count, max_attempts from document_ocr_chunks where id = $1",
+        chunk.id,
+    )
+    assert tuple(row) == ("pending", "worker_stopped", 1, 4)
+    assert await arq_redis.zscore(QUEUE_NAME, chunk_job_id(chunk.id, 2)) is not None  # due again
