@@ -99,10 +99,12 @@ class AutoEngine:
                 else:  # tesseract adds the form fields its render leaves out
                     to_ocr.append(index)
             if to_ocr:
-                results += [
-                    _or_short_text(result, short.get(result.page_number))
-                    for result in self.tesseract.recognize_pages(document, to_ocr, first_page_number)
-                ]
+                results += self.tesseract.recognize_pages(
+                    document,
+                    to_ocr,
+                    first_page_number,
+                    finish=lambda result: _or_short_text(result, short.get(result.page_number)),
+                )
         return sorted(results, key=lambda result: result.page_number)
 
 

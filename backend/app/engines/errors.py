@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.core.errors import InvalidInputError, OCRError, ResourceLimitError
 
 
@@ -67,6 +69,9 @@ class OcrProcessDiedError(EngineError):
 
     code = "ocr_process_died"
     retryable = True
+    # The pages the chunk's task had read when its process died (PageResults): its next run
+    # leaves them out (app.engines._read_pages).
+    pages_read: tuple[Any, ...] = ()
 
 
 class PageTimeoutError(OcrProcessDiedError):

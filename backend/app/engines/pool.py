@@ -50,6 +50,7 @@ from app.engines._limits import Limits, memory_error, set_limits, text_within_li
 from app.engines._liveness import StallWatch, can_watch
 from app.engines._page_clock import PAGE_CLOCK_SIGNAL, page_seconds_at_most, stop_page_clock
 from app.engines._pages import marker_record, track_task, without_pages
+from app.engines._read_pages import pages_read, record_to
 from app.engines._tesseract_api import reader
 from app.engines.base import PageResult
 from app.engines.errors import EngineError, OcrProcessDiedError, PageTimeoutError
@@ -226,12 +227,16 @@ class OcrPool(Executor):
         new process for the slot."""
         death = None
         for process in list((executor._processes or {}).values()):
+            read = _read_path(self._running, process.pid)
             with contextlib.suppress(OSError, ValueError):
                 _, *page = (self._running / str(process.pid)).read_text().split()
                 stalled = process.pid in self._stalled
-                death = _Death(int(page[0]) if page else None, process.exitcode or 0, stalled)
+                death = _Death(
+                    int(page[0]) if page else None, process.exitcode or 0, stalled, tuple(pages_read(read))
+                )
             self._stalled.discard(process.pid)  # a later process may be given the same pid
             (self._running / str(process.pid)).unlink(missing_ok=True)
+            read.unlink(missing_ok=True)
         self._replace(slot, executor)
         return death
 
@@ -294,19 +299,26 @@ class _Slot:
 
 @dataclass(frozen=True, slots=True)
 class _Death:
-    """How an OCR process running a task died: the page the task was on, the exit code, and
-    whether the stall watch killed it."""
+    """How an OCR process running a task died: the page the task was on, the exit code, whether
+    the stall watch killed it, and the pages the task had read (app.engines._read_pages)."""
 
     page: int | None
     exitcode: int
     stalled: bool = False
+    read: tuple[PageResult, ...] = ()
 
 
 def _death_error(death: _Death | None, limits: Limits, stall_seconds: float) -> OcrProcessDiedError:
     """What a task whose process died fails with: how (death), or, where the process died before
-    the task began twice over, that alone."""
+    the task began twice over, that alone. It carries the pages the task had read."""
     if death is None:
         return OcrProcessDiedError("the OCR process for this chunk died before it began, twice")
+    error = _how_it_died(death, limits, stall_seconds)
+    error.pages_read = death.read
+    return error
+
+
+def _how_it_died(death: _Death, limits: Limits, stall_seconds: float) -> OcrProcessDiedError:
     on_page = f"page {death.page}" if death.page is not None else "the chunk's PDF"
     if death.stalled:
         return OcrProcessDiedError(
@@ -337,20 +349,34 @@ def _tracked(
 ) -> Any:
     """Run inside an OCR process: fn, with a file naming the task while it runs (see OcrPool)."""
     marker = Path(running) / str(os.getpid())
+    read = _read_path(Path(running), os.getpid())
     descriptor: int | None = None
+    read_descriptor: int | None = None
     with contextlib.suppress(OSError):
         descriptor = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.pwrite(descriptor, marker_record(token), 0)
+    with contextlib.suppress(OSError):
+        read_descriptor = os.open(read, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
     track_task(descriptor, token)  # the engines add the page they are on (_pages.load_page)
+    record_to(read_descriptor)  # and each page they finish (_read_pages.page_read)
     try:
         return fn(*args, **kwargs)
     finally:
         stop_page_clock()
         track_task(None)
-        if descriptor is not None:
-            os.close(descriptor)
+        record_to(None)
+        for open_descriptor in (descriptor, read_descriptor):
+            if open_descriptor is not None:
+                os.close(open_descriptor)
         with contextlib.suppress(OSError):
             marker.unlink()
+        with contextlib.suppress(OSError):
+            read.unlink()
+
+
+def _read_path(running: Path, pid: int | None) -> Path:
+    """The file of the pages a process's running task has read."""
+    return running / f"{pid}.read"
 
 
 def stop_ocr_pool(executor: Executor, timeout: float = 5.0) -> None:
@@ -446,6 +472,7 @@ def recognize_in_process(
     language: str = DEFAULT_LANGUAGE,
     lost: Mapping[int, tuple[str, str]] | None = None,
     page_seconds: float | None = None,
+    read: Mapping[int, PageResult] | None = None,
 ) -> tuple[list[PageResult], str]:
     """Run inside a pool process: the pages of one chunk, read in `language`, and the engine's version.
 
@@ -453,19 +480,30 @@ def recognize_in_process(
     chunk, with the code and message of why (`ocr_process_died`, `page_timeout`). They are not
     read again: a blank page of the same size stands in for each while the engine reads the
     others, and each comes back failed with its code. page_seconds: the CPU seconds each page
-    may take, when fewer than MAX_PAGE_CPU_SECONDS (a document over its budget of page timeouts)."""
+    may take, when fewer than MAX_PAGE_CPU_SECONDS (a document over its budget of page timeouts).
+    read: pages an earlier run of this chunk read before its process died
+    (OcrProcessDiedError.pages_read), by number: a blank page stands in for each, and each comes
+    back as it was read."""
     engine = get_engine(engine_name, language)
-    if lost:
-        pdf_bytes = without_pages(pdf_bytes, [number - first_page for number in lost])
+    lost = lost or {}
+    read = {number: page for number, page in (read or {}).items() if number not in lost}
+    if lost or read:
+        pdf_bytes = without_pages(pdf_bytes, [number - first_page for number in [*lost, *read]])
     limited = page_seconds_at_most(page_seconds) if page_seconds else contextlib.nullcontext()
     try:
         with limited:
             pages = [text_within_limit(page) for page in engine.recognize(pdf_bytes, first_page)]
     except MemoryError:  # over OCR_PROCESS_MEMORY_MB: this chunk's input needs more than allowed
         raise memory_error() from None
-    if lost:
-        pages = [
-            PageResult.failed(p.page_number, *lost[p.page_number]) if p.page_number in lost else p
-            for p in pages
-        ]
+    if lost or read:
+        pages = [_earlier(page, lost, read) for page in pages]
     return pages, engine.version()
+
+
+def _earlier(
+    page: PageResult, lost: Mapping[int, tuple[str, str]], read: Mapping[int, PageResult]
+) -> PageResult:
+    """What an earlier run of the chunk made of the page (lost, or read), else the page."""
+    if page.page_number in lost:
+        return PageResult.failed(page.page_number, *lost[page.page_number])
+    return read.get(page.page_number, page)

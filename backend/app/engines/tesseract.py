@@ -32,7 +32,7 @@ of that upright, straightened image.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
@@ -55,6 +55,7 @@ from app.engines._pages import (
     render_dpi,
     undecodable_content,
 )
+from app.engines._read_pages import page_read
 from app.engines._tesseract_api import reader
 from app.engines._tesseract_api import version as library_version
 from app.engines._tesseract_exec import (
@@ -97,16 +98,26 @@ class TesseractEngine:
             return self.recognize_pages(document, range(len(document)), first_page_number)
 
     def recognize_pages(
-        self, document: pdfium.PdfDocument, indices: Iterable[int], first_page_number: int
+        self,
+        document: pdfium.PdfDocument,
+        indices: Iterable[int],
+        first_page_number: int,
+        finish: Callable[[PageResult], PageResult] | None = None,
     ) -> list[PageResult]:
         """OCR the pages at indices (0-based in document), numbered from first_page_number.
 
         A page that cannot be read (lost, too large, a render error, over a resource limit, or
-        refused by tesseract) is a failed page; the others are read."""
+        refused by tesseract) is a failed page; the others are read. finish: what the caller
+        makes of each page's result. Each page is recorded as read once finished
+        (_read_pages.page_read), so a run after a death of the OCR process does not read it again."""
         results: list[PageResult] = []
         for index in indices:
             rendered = _render(document, index, first_page_number + index)
-            results.append(rendered if isinstance(rendered, PageResult) else self._read(rendered))
+            result = rendered if isinstance(rendered, PageResult) else self._read(rendered)
+            if finish is not None:
+                result = finish(result)
+            page_read(result)
+            results.append(result)
         return sorted(results, key=lambda result: result.page_number)
 
     def _read(self, page: _Rendered) -> PageResult:

@@ -405,9 +405,11 @@ class ChunkProcessor:
         has done so twice in a row (once could be the OOM killer or an operator), or once when it
         used up its CPU time (page_timeout: a second run ends the same way), the chunk runs again
         at once without it. Past its document's budget of such pages, each page is read within
-        fewer seconds (app.services.page_budget)."""
+        fewer seconds (app.services.page_budget). The pages read before a death are kept, not
+        read again (app.engines._read_pages)."""
         loop = asyncio.get_running_loop()
         lost: dict[int, tuple[str, str]] = {}
+        read: dict[int, PageResult] = {}
         deaths: Counter[int] = Counter()
         budget = PageTimeoutBudget(self.queue, self.service.settings)
         page_seconds = await budget.page_seconds(chunk.document_id)
@@ -422,12 +424,17 @@ class ChunkProcessor:
                     chunk.language,
                     lost,
                     page_seconds,
+                    read,
                 )
                 return pages
             except OcrProcessDiedError as exc:
                 page = exc.context.get("page")
                 if not isinstance(page, int) or not chunk.page_start <= page <= chunk.page_end:
                     raise  # killed before any page: the attempt fails
+                for earlier in exc.pages_read:  # a page kept from a run before stood in blank in this one
+                    number = earlier.page_number
+                    if chunk.page_start <= number <= chunk.page_end and number != page and number not in lost:
+                        read.setdefault(number, earlier)
                 error = exc
                 if isinstance(exc, PageTimeoutError):  # its message names the limit it used up
                     error, page_seconds = await budget.timed_out(chunk.document_id, exc, page_seconds)
@@ -441,6 +448,7 @@ class ChunkProcessor:
                     error_code=exc.code,
                     deaths=deaths[page],
                     page_failed=page in lost,
+                    pages_kept=len(read),
                 )
 
     async def put_result(

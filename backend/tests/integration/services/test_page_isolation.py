@@ -22,7 +22,7 @@ from app.services.queue import ArqJobQueue
 from app.services.runtime import Runtime, build_runtime
 from tests.bombs import content_bomb_pdf, scattered_glyphs_pdf
 from tests.integration.conftest import burst_worker
-from tests.pdf_factories import between_text_pages
+from tests.pdf_factories import between_text_pages, cer
 
 
 async def _runtime(pipeline_settings: Settings, arq_redis: ArqRedis, **update: object) -> Runtime:
@@ -108,3 +108,35 @@ async def test_a_page_that_uses_up_its_cpu_time_fails_alone_on_its_first_run(
         (2, "page_timeout", 1, True)
     ]
     assert "MAX_PAGE_CPU_SECONDS" in merged.failed_pages[0].message
+
+
+@pytest.mark.timeout(300)
+async def test_the_pages_read_before_a_death_are_kept_through_every_run_of_the_chunk(
+    fragile_runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path
+) -> None:
+    """Read by tesseract, page 1 was read again after each death of the process on page 2 (up to
+    a chunk of OCR each time). It is kept from the first run: the second run and the third leave
+    it out, and the document has the first run's reading of it."""
+    bomb = content_bomb_pdf(tmp_path / "bomb.pdf", 1 << 30)
+    texts = between_text_pages(tmp_path / "doc.pdf", bomb, seeds=(7, 8))
+    started = await start_document(
+        fragile_runtime.service,
+        fragile_runtime.store,
+        ArqJobQueue(arq_redis),
+        tmp_path / "doc.pdf",
+        matter_id=matter_id,
+        engine="tesseract",
+        chunk_pages=3,
+        workers=1,
+    )
+    with capture_logs() as logs:
+        await burst_worker(arq_redis, fragile_runtime).main()
+    deaths = [e for e in logs if e["event"] == "ocr_process_died_on_page"]
+    assert [(e["page"], e["deaths"], e["pages_kept"]) for e in deaths] == [(2, 1, 1), (2, 2, 1)]
+    document = await fragile_runtime.service.get_document(started.document.id)
+    assert (document.ocr_status, document.pages_failed) == (DocumentStatus.COMPLETED, 1)
+    merged = await read_merged(fragile_runtime.store, document)
+    assert merged is not None
+    assert [f.page_number for f in merged.failed_pages] == [2]
+    assert cer(texts[0], merged.pages[0].text) < 0.02  # not the blank that stood in for it
+    assert cer(texts[1], merged.pages[2].text) < 0.02
