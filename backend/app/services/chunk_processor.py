@@ -179,7 +179,8 @@ class ChunkProcessor:
             await asyncio.wait(set(self._handing_back), timeout=2 * _RECORD_CANCEL_SECONDS)
 
     def _shielded(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
-        """`work` as a task that a cancel of its caller does not stop, which settle awaits."""
+        """`work` as a task of its own, which settle awaits: its caller waits for it through
+        asyncio.shield, so a cancel of the caller does not stop it."""
         task = asyncio.ensure_future(work)
         self._handing_back.add(task)
         task.add_done_callback(self._handing_back.discard)
