@@ -53,18 +53,25 @@ async def timed_runtime(
 
 
 async def _read_with_page_2_lost(
-    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, pdf: Path, texts: list[str], code: str
+    runtime: Runtime,
+    arq_redis: ArqRedis,
+    matter_id: UUID,
+    pdf: Path,
+    texts: list[str],
+    code: str,
+    engine: str = "text-layer",
 ) -> tuple[list[dict[str, object]], MergedResult]:
     """pdf's three pages as one chunk through a worker: the chunk completes on its first attempt
-    and the document with page 2 failed (code) and pages 1 and 3 read. Returns the worker's
-    `ocr_process_died_on_page` events and the merged result."""
+    and the document with page 2 failed (code) and pages 1 and 3 read (word for word from the text
+    layer; within 2 % CER by OCR). Returns the worker's `ocr_process_died_on_page` events and the
+    merged result."""
     started = await start_document(
         runtime.service,
         runtime.store,
         ArqJobQueue(arq_redis),
         pdf,
         matter_id=matter_id,
-        engine="text-layer",
+        engine=engine,
         chunk_pages=3,
         workers=1,
     )
@@ -77,7 +84,11 @@ async def _read_with_page_2_lost(
     merged = await read_merged(runtime.store, document)
     assert merged is not None
     assert [(f.page_number, f.code) for f in merged.failed_pages] == [(2, code)]
-    assert [p.text.split() for p in (merged.pages[0], merged.pages[2])] == [t.split() for t in texts]
+    read = [merged.pages[0].text, merged.pages[2].text]
+    if engine == "text-layer":
+        assert [text.split() for text in read] == [text.split() for text in texts]
+    else:  # page 1 is not the blank that stood in for it on a later run
+        assert all(cer(truth, text) < 0.02 for truth, text in zip(texts, read, strict=True)), read
     return [e for e in logs if e["event"] == "ocr_process_died_on_page"], merged
 
 
@@ -119,24 +130,7 @@ async def test_the_pages_read_before_a_death_are_kept_through_every_run_of_the_c
     it out, and the document has the first run's reading of it."""
     bomb = content_bomb_pdf(tmp_path / "bomb.pdf", 1 << 30)
     texts = between_text_pages(tmp_path / "doc.pdf", bomb, seeds=(7, 8))
-    started = await start_document(
-        fragile_runtime.service,
-        fragile_runtime.store,
-        ArqJobQueue(arq_redis),
-        tmp_path / "doc.pdf",
-        matter_id=matter_id,
-        engine="tesseract",
-        chunk_pages=3,
-        workers=1,
+    deaths, _ = await _read_with_page_2_lost(
+        fragile_runtime, arq_redis, matter_id, tmp_path / "doc.pdf", texts, "ocr_process_died", "tesseract"
     )
-    with capture_logs() as logs:
-        await burst_worker(arq_redis, fragile_runtime).main()
-    deaths = [e for e in logs if e["event"] == "ocr_process_died_on_page"]
     assert [(e["page"], e["deaths"], e["pages_kept"]) for e in deaths] == [(2, 1, 1), (2, 2, 1)]
-    document = await fragile_runtime.service.get_document(started.document.id)
-    assert (document.ocr_status, document.pages_failed) == (DocumentStatus.COMPLETED, 1)
-    merged = await read_merged(fragile_runtime.store, document)
-    assert merged is not None
-    assert [f.page_number for f in merged.failed_pages] == [2]
-    assert cer(texts[0], merged.pages[0].text) < 0.02  # not the blank that stood in for it
-    assert cer(texts[1], merged.pages[2].text) < 0.02
