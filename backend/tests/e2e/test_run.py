@@ -6,6 +6,7 @@ import asyncio
 import json
 import signal
 import sys
+import time
 from pathlib import Path
 from uuid import uuid4
 
@@ -342,7 +343,10 @@ async def test_running_a_stopped_file_again_goes_on_with_its_document(
         preexec_fn=_heed_sigint,
     )
     document_id = None
+    deadline = time.monotonic() + 90  # two pages take seconds: past this, say what the run did
     while document_id is None:  # until two pages are read
+        if process.returncode is not None or time.monotonic() > deadline:
+            await _fail_with_what_the_run_said(process, cli_env, pdf.name, pool)
         await asyncio.sleep(0.2)
         document_id = await pool.fetchval(
             """
@@ -384,3 +388,23 @@ async def test_running_a_stopped_file_again_goes_on_with_its_document(
         )
     written = (tmp_path / "out" / f"{pdf.stem}.txt").read_text(encoding="utf-8")
     assert cer("\n".join(texts), written) < 0.02
+
+
+async def _fail_with_what_the_run_said(
+    process: asyncio.subprocess.Process, env: dict[str, str], filename: str, pool: asyncpg.Pool
+) -> None:
+    """The run ended, or never read two pages: fail with its stderr, its log's end and its chunks."""
+    if process.returncode is None:
+        process.kill()
+    _, said = await process.communicate()
+    logs = sorted((Path(env["DATA_DIR"]) / "logs").glob("run-*.log"))
+    logged = logs[-1].read_text(encoding="utf-8")[-3000:] if logs else "(no run log)"
+    chunks = await pool.fetch(
+        "select c.page_start, c.status, c.error_code, c.attempt_count from document_ocr_chunks c"
+        " join documents d on d.id = c.document_id where d.filename = $1 order by c.page_start",
+        filename,
+    )
+    pytest.fail(
+        f"run ended ({process.returncode}) before two pages were read\nchunks: {[tuple(c) for c in chunks]}"
+        f"\nstderr: {said.decode(errors='replace')[-2000:]}\nlog: {logged}"
+    )
