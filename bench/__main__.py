@@ -1,4 +1,4 @@
-"""Every benchmark, one table: `make bench` (about 21 minutes on 2 cores).
+"""Every benchmark, one table: `make bench` (about 25 minutes on 2 cores).
 
 Each benchmark runs in its own process (so one's memory or event loop cannot colour the
 next) and prints its rows; the rows of all of them are printed again at the end as one
@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "progress": ([], ["--pollers", "4", "--seconds", "1"]),
     "split": ([], ["--pages", "40", "--repeat", "1"]),
     "fleet": ([], ["--workers", "1", "--chunks-per-worker", "8", "--latency", "0.2"]),
+    "tesseract_options": (["--pages", "2"], ["--pages", "1", "--repeat", "1", "--options", "no_invert"]),
 }
 
 

@@ -143,6 +143,14 @@ class TesseractReader:
             self._lib.TessDeleteTextArray(listed)
         return tuple(sorted(set(names)))
 
+    def set_variable(self, name: str, value: str) -> None:
+        """Set one of tesseract's variables (`tesseract --print-parameters`) for what this reader
+        reads next; the engine sets none (bench.tesseract_options measures them). Some are
+        global to the process (textord_*), not this reader's alone."""
+        with self._lock:
+            if not self._lib.TessBaseAPISetVariable(self._handle, name.encode(), value.encode()):
+                raise ValueError(f"tesseract has no variable {name!r} that takes {value!r}")
+
     def read(self, image: Image.Image, *, dpi: int, timeout: float = 300) -> list[TsvWord]:
         """The words tesseract reads on image (8-bit grayscale, or converted to it) at dpi."""
         if image.mode != "L":

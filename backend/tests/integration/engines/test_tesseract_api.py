@@ -88,6 +88,23 @@ def test_what_tesseract_says_while_reading_stays_off_stderr(capfd: pytest.Captur
     assert (out, err) == ("", "")
 
 
+def test_a_variable_set_on_the_reader_applies_to_what_it_reads_next() -> None:
+    """set_variable (for bench.tesseract_options) reaches the reader's tesseract: with digits
+    alone allowed, a line of words and numbers reads as digits; put back, as it is."""
+    image = Image.new("L", (1400, 160), 255)
+    ImageDraw.Draw(image).text((40, 40), "Invoice 2041 is due on 17 March", font=font(16), fill=0)
+    tesseract = reader("eng")
+    try:
+        tesseract.set_variable("tessedit_char_whitelist", "0123456789")
+        digits = "".join(word.text for word in tesseract.read(image, dpi=300))
+    finally:
+        tesseract.set_variable("tessedit_char_whitelist", "")
+    assert digits.isdigit()  # not empty, and digits only
+    assert " ".join(word.text for word in tesseract.read(image, dpi=300)) == "Invoice 2041 is due on 17 March"
+    with pytest.raises(ValueError, match="no_such_variable"):
+        tesseract.set_variable("no_such_variable", "1")
+
+
 def test_a_missing_language_is_a_deployment_error() -> None:
     from app.engines.errors import EngineUnavailableError
 
