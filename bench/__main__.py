@@ -1,4 +1,4 @@
-"""Every benchmark, one table: `make bench` (about 25 minutes on 2 cores).
+"""Every benchmark, one table: `make bench` (about 26 minutes on 2 cores).
 
 Each benchmark runs in its own process (so one's memory or event loop cannot colour the
 next) and prints its rows; the rows of all of them are printed again at the end as one

@@ -6,8 +6,9 @@ Every corpus page goes the engine's way: a PDF rendered at 300 DPI in gray by PD
 libtesseract in this process (one thread, the model loaded once per language), the options
 set before each reading and put back after. The corpora: the scanned benchmark's two files
 (degraded, dense), the Russian and German scans (tests/corpus/languages.py), and small print:
-pages of 6.5, 8 and 10-point prose scanned at 200 DPI, clean and degraded (the pages where
-resolution matters most; a 200 DPI scan is upsampled to 300 by the render, as in the engine).
+pages of 6.5 to 11.5-point prose scanned at 200 DPI, clean and degraded (the pages where
+resolution matters most; a 200 DPI scan is upsampled to 300 by the render, as in the engine,
+and `own_resolution` reads it as stored instead).
 Each option is read beside the defaults page by page, `--repeat` times, each taking every place
 in the order in turn; `control` is the defaults again, so its row is the table's own noise.
 
