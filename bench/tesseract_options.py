@@ -33,17 +33,16 @@ from pathlib import Path
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
 import pypdfium2 as pdfium
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
+from app.engines._pages import RENDER_DPI
 from app.engines._tesseract_api import reader
 from app.engines._tesseract_exec import words_to_text
-from app.pdf.samples import FONT_CANDIDATES, SENTENCES
+from app.pdf.samples import DPI, SENTENCES, font
 from bench._env import HEADER, NAME_WIDTH, row
 from bench._samples import degrade_scan, make_degraded_scan_pdf, make_dense_scan_pdf
 from tests.corpus.languages import german_scan, russian_scan
 from tests.pdf_factories import cer
-
-RENDER_DPI = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +110,6 @@ _SMALL_PRINT = ((6.5, False), (8.0, False), (10.0, False), (8.0, True), (10.0, T
 
 def _small_print(path: Path, pages: int) -> list[str]:
     """Prose at 6.5 to 11.5 points scanned at 200 DPI, clean then degraded, as a PDF."""
-    face_file = next(candidate for candidate in FONT_CANDIDATES if Path(candidate).is_file())
     dpi, images, texts = _SMALL_PRINT_DPI, [], []
     for index in range(pages):
         points, degraded = _SMALL_PRINT[index % len(_SMALL_PRINT)]
@@ -120,7 +118,7 @@ def _small_print(path: Path, pages: int) -> list[str]:
         lines = lines[: round(500 / points)]
         image = Image.new("L", (round(8.5 * dpi), round(11 * dpi)), 255)
         draw = ImageDraw.Draw(image)
-        face = ImageFont.truetype(face_file, size=round(points * dpi / 72))
+        face = font(points * dpi / DPI)  # the samples' serif, sized for their DPI
         for number, line in enumerate(lines):
             draw.text(
                 (round(0.75 * dpi), round(0.8 * dpi + number * points * 1.25 * dpi / 72)),
