@@ -25,7 +25,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "scanned": ([], ["--pages", "1", "--repeat", "1", "--warmup", "0"]),
     "dense": ([], ["--pages", "1", "--repeat", "1", "--warmup", "0"]),
     "searchable": ([], ["--pages", "1", "--repeat", "1", "--warmup", "0"]),
-    "quality": ([], ["--pages", "2"]),
+    "quality": ([], ["--pages", "2", "--cases", "eng"]),
     "born_digital": ([], ["--pages", "40", "--repeat", "1", "--warmup", "0"]),
     "claims": ([], ["--chunks", "300", "--clients", "4", "--repeat", "1"]),
     "recovery": ([], ["--pages", "2", "--threshold", "4", "--sweep", "1"]),
@@ -34,7 +34,10 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "progress": ([], ["--pollers", "4", "--seconds", "1"]),
     "split": ([], ["--pages", "40", "--repeat", "1"]),
     "fleet": ([], ["--workers", "1", "--chunks-per-worker", "8", "--latency", "0.2"]),
-    "tesseract_options": (["--pages", "2"], ["--pages", "1", "--repeat", "1", "--options", "no_invert"]),
+    "tesseract_options": (
+        ["--pages", "2"],
+        ["--pages", "1", "--repeat", "1", "--options", "no_invert", "--corpora", "degraded"],
+    ),
 }
 
 

@@ -4,7 +4,7 @@ degrees and tilted 3 (both ways) and 1.5 degrees, read by our tesseract engine a
 10-point prose through a plain office scanner). Target: every pose within 1 point of the
 upright page. The last row is each side's seconds for the whole file.
 
-    uv run python -m bench.quality [--pages 7]
+    uv run python -m bench.quality [--pages 7] [--cases eng,rus,deu]
 
 Then non-English scans (tests/corpus/languages.py) read with their language, on both sides.
 Each case is a fixture and the language to read it in (CASES below).
@@ -83,12 +83,12 @@ def _ocrmypdf(pdf: Path, language: str, workdir: Path) -> tuple[list[str], float
     return sidecar.read_text().split("\f"), seconds
 
 
-def main(pages: int) -> list[str]:
+def main(pages: int, languages: list[str]) -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="chunk-ocr-bench-quality-"))
     lines: list[str] = []
     ours_seconds = theirs_seconds = 0.0
     total_pages = 0
-    for case in CASES:
+    for case in (case for case in CASES if case.language in languages):
         fixture = _first_pages(case.build(work), pages, work)
         our_texts, seconds = _ours(fixture.path, case.language)
         ours_seconds += seconds
@@ -116,10 +116,19 @@ def run() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--pages", type=int, default=len(SAME_TEXT_PAGES), help="pages of each case to read")
+    parser.add_argument(
+        "--cases",
+        default=",".join(case.language for case in CASES),
+        help="the cases to read, by language (the smoke run reads eng only)",
+    )
     args = parser.parse_args()
+    languages = [language for language in args.cases.split(",") if language]
+    known = [case.language for case in CASES]
+    if not languages or any(language not in known for language in languages):
+        parser.error(f"--cases takes any of {', '.join(known)}")
     # Logs go to stderr: stdout is the table.
     configure_logging(os.environ.get("LOG_LEVEL", "WARNING"), json=True)
-    lines = main(args.pages)
+    lines = main(args.pages, languages)
     print(HEADER)
     print("\n".join(lines))
 

