@@ -419,6 +419,14 @@ class _ContentScan:
         self.depth = self.deepest = 0
 
     def read(self, piece: bytes) -> None:
+        if b"o" not in piece and b"C" not in piece:
+            # No `Do`, `BDC`, `BMC` or `EMC` ends in this piece, so none is counted here: two
+            # scans for a byte (memchr) instead of copying the piece and four searches, which
+            # were half the time of measuring a bomb of zeros.
+            self._carry = (
+                piece[-_DO_CARRY:] if len(piece) >= _DO_CARRY else (self._carry + piece)[-_DO_CARRY:]
+            )
+            return
         text = self._carry + piece
         # A search for the operator first (in C, as fast as the inflating): a bomb of zeros is
         # not run through the expressions, which took 0.03 s a MiB.

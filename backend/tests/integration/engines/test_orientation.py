@@ -28,8 +28,13 @@ SKEW_TOLERANCE = 0.3  # degrees
 
 
 @pytest.fixture(scope="module")
-def same_text(tmp_path_factory: pytest.TempPathFactory) -> tuple[Posed, list[PageResult]]:
-    posed = orientation.same_text(tmp_path_factory.mktemp("orientation"))
+def posed(tmp_path_factory: pytest.TempPathFactory) -> Posed:
+    """The seven poses of one page, drawn once for the module (about 2 CPU-s to draw)."""
+    return orientation.same_text(tmp_path_factory.mktemp("orientation"))
+
+
+@pytest.fixture(scope="module")
+def same_text(posed: Posed) -> tuple[Posed, list[PageResult]]:
     return posed, TesseractEngine().recognize(posed.fixture.path.read_bytes(), 1)
 
 
@@ -124,9 +129,8 @@ def test_a_table_and_a_page_with_a_picture_are_straightened(tmp_path: Path) -> N
         assert cer(posed.fixture.expected[0], pages[0].text) < worst, posed.fixture.name
 
 
-def test_a_page_tilted_clockwise_is_not_lost(tmp_path: Path) -> None:
+def test_a_page_tilted_clockwise_is_not_lost(posed: Posed, tmp_path: Path) -> None:
     """tesseract 5 answers "Empty page!!" for a page tilted 2.5 degrees or more clockwise."""
-    posed = orientation.same_text(tmp_path)
     writer = PdfWriter()
     writer.add_page(PdfReader(posed.fixture.path).pages[5])  # tilted -3
     writer.write(tmp_path / "clockwise.pdf")
@@ -182,7 +186,7 @@ def _tesseract_with_osd(tmp_path: Path, osd: str) -> dict[str, str]:
     return {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
 
 
-def test_a_failing_orientation_detection_leaves_that_page_as_it_came(tmp_path: Path) -> None:
+def test_a_failing_orientation_detection_leaves_that_page_as_it_came(posed: Posed, tmp_path: Path) -> None:
     """The first orientation detection fails (exits 3): that page is read as it came (tesseract
     reads a page lying a quarter turned clockwise), with a warning naming it; the next page on
     its side is turned and read."""
@@ -190,7 +194,7 @@ def test_a_failing_orientation_detection_leaves_that_page_as_it_came(tmp_path: P
     env = _tesseract_with_osd(
         tmp_path, f'if [ ! -e "{once}" ]; then touch "{once}"; echo "osd crashed" >&2; exit 3; fi;;'
     )
-    pdf, expected = _pages_of(orientation.same_text(tmp_path), (1, 3), tmp_path / "sideways.pdf")
+    pdf, expected = _pages_of(posed, (1, 3), tmp_path / "sideways.pdf")
     pages, events = _run_engine(pdf, env)
     assert [(rotation, ok) for rotation, _, _, ok in pages] == [(0, True), (90, True)]
     assert all(cer(want, str(page[2])) < 0.02 for want, page in zip(expected, pages, strict=True))
@@ -199,20 +203,22 @@ def test_a_failing_orientation_detection_leaves_that_page_as_it_came(tmp_path: P
     assert "osd crashed" in str(failures[0]["error"])
 
 
-def test_a_wrong_orientation_guess_is_not_kept(tmp_path: Path) -> None:
+def test_a_wrong_orientation_guess_is_not_kept(posed: Posed, tmp_path: Path) -> None:
     """OSD answers the wrong quarter turn, confidently, for pages on their side: the reading at
     that turn is upside down, so the page is read the other ways and the best reading wins."""
     env = _tesseract_with_osd(
         tmp_path, 'printf "Page number: 0\\nRotate: 90\\nOrientation confidence: 30.0\\n"; exit 0;;'
     )
-    pdf, expected = _pages_of(orientation.same_text(tmp_path), (1,), tmp_path / "sideways.pdf")
+    pdf, expected = _pages_of(posed, (1,), tmp_path / "sideways.pdf")
     ((rotation, _, text, ok),), _ = _run_engine(pdf, env)  # lies turned 90: 270 makes it upright
     assert ok
     assert rotation in (0, 270)  # tesseract reads it as it came too; never the wrong guess
     assert cer(expected[0], str(text)) < 0.02
 
 
-def test_without_orientation_data_pages_are_still_turned_by_reading_them(tmp_path: Path) -> None:
+def test_without_orientation_data_pages_are_still_turned_by_reading_them(
+    posed: Posed, tmp_path: Path
+) -> None:
     """No osd language data: a page upside down and one on its side are read each way their
     lines allow, and the better reading wins; a tilted page is straightened as before."""
     tessdata = tmp_path / "tessdata"
@@ -222,7 +228,7 @@ def test_without_orientation_data_pages_are_still_turned_by_reading_them(tmp_pat
     for entry in prefix.iterdir():  # everything but osd (eng, and the tsv output config)
         if entry.name != "osd.traineddata":
             (tessdata / entry.name).symlink_to(entry)
-    pdf, expected = _pages_of(orientation.same_text(tmp_path), (2, 3, 5), tmp_path / "three.pdf")
+    pdf, expected = _pages_of(posed, (2, 3, 5), tmp_path / "three.pdf")
     pages, events = _run_engine(pdf, {"TESSDATA_PREFIX": str(tessdata)})
     assert [(rotation, ok) for rotation, _, _, ok in pages] == [(180, True), (90, True), (0, True)]
     assert pages[2][1] == pytest.approx(-3.0, abs=SKEW_TOLERANCE)
