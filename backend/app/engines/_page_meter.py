@@ -423,9 +423,7 @@ class _ContentScan:
             # No `Do`, `BDC`, `BMC` or `EMC` ends in this piece, so none is counted here: two
             # scans for a byte (memchr) instead of copying the piece and four searches, which
             # were half the time of measuring a bomb of zeros.
-            self._carry = (
-                piece[-_DO_CARRY:] if len(piece) >= _DO_CARRY else (self._carry + piece)[-_DO_CARRY:]
-            )
+            self._carry = (self._carry + piece[-_DO_CARRY:])[-_DO_CARRY:]
             return
         text = self._carry + piece
         # A search for the operator first (in C, as fast as the inflating): a bomb of zeros is
