@@ -18,7 +18,11 @@ UV_INSTALL_DOCS := https://docs.astral.sh/uv/getting-started/installation/
 PYTEST_ARGS ?=
 # `make test` and `make test-quick` run the suite in this many pytest-xdist processes, a test
 # file to a process; each has its own database, embedded servers and Redis database. 1: serial.
-TEST_PROCESSES ?= 2
+# One more than the cores: many tests wait on servers, subprocesses and outages, and a third
+# process on two cores fills that wait. At most 6, so REDIS_URL's /9 and the next five do not wrap
+# round to a developer's /0.
+CORES := $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
+TEST_PROCESSES ?= $(shell n=$$(($(CORES) + 1)); echo $$((n > 6 ? 6 : n)))
 PYTEST_PARALLEL = $(if $(filter-out 1,$(TEST_PROCESSES)),-n $(TEST_PROCESSES) --dist loadfile)
 
 # apt waits up to 10 minutes for another apt or dpkg instead of failing at once. DPkg::Lock::Timeout
