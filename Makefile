@@ -118,5 +118,5 @@ demo: install ## OCR a generated 8-page 300 DPI scan with embedded PostgreSQL an
 serve: python-deps ## the HTTP API on HOST:PORT (127.0.0.1:8000); DATABASE_URL and REDIS_URL, else the embedded servers
 	$(UV) run chunk-ocr serve
 
-bench: install ## every benchmark, one table of ratios against baselines run beside them (about 9 minutes on 2 cores)
+bench: install ## every benchmark, one table of ratios against baselines run beside them (about 25 minutes on 2 cores)
 	$(UV) run python -m bench

@@ -1,11 +1,12 @@
-"""Claim throughput: OCRChunkService.claim_next_chunk with 16 concurrent clients
+"""Claim throughput: OCRChunkService.claim_for_holder with 16 concurrent clients
 over N pending chunks, beside a bare single-row UPDATE round trip (by primary
 key, same table, same pool, same 16 clients) measured in the same run.
 
-claim_next_chunk (ocr_claim_next_chunk, the fair claim) is the claim every chunk
-job makes (ChunkProcessor.process), called as it calls it: a worker id and no
-document. The chunks are created as the planner creates them, by starting each
-document (ocr_start_document).
+claim_for_holder (ocr_claim_for_holder: what the claim's holder already holds, else
+ocr_claim_next_chunk, the fair claim) is the claim every chunk job makes
+(ChunkProcessor.process), called as it calls it: a holder id of its own for each
+claim, no document, no run. The chunks are created as the planner creates them, by
+starting each document (ocr_start_document).
 
     uv run python -m bench.claims [--chunks 10000] [--clients 16] [--repeat 3]
 """
@@ -54,7 +55,7 @@ async def _seed(pool: asyncpg.Pool, service: OCRChunkService, chunks: int) -> li
 async def _claims(service: OCRChunkService, clients: int) -> tuple[int, float]:
     async def client(n: int) -> int:
         count = 0
-        while await service.claim_next_chunk(f"bench-{n}") is not None:
+        while await service.claim_for_holder(f"bench-{n}/{count}") is not None:
             count += 1
         return count
 

@@ -168,6 +168,10 @@ create index document_ocr_chunks_pending_by_document_idx
 create index document_ocr_chunks_processing_by_owner_idx
     on public.document_ocr_chunks (matter_id, document_id)
     where status = 'processing';
+-- the chunk a claim's holder holds (ocr_held_chunk, asked by every claim first)
+create index document_ocr_chunks_processing_worker_idx
+    on public.document_ocr_chunks (worker_id, processing_started_at)
+    where status = 'processing';
 
 -- A `chunk-ocr run` keeps the documents it starts to its own worker while it runs
 -- (ocr_document_is_for); a reservation it does not renew lapses.
@@ -179,3 +183,5 @@ create table public.document_ocr_reservations (
 comment on table public.document_ocr_reservations is
     'documents a `chunk-ocr run` keeps to its own worker until reserved_until (renewed while it runs)';
 create index document_ocr_reservations_run_idx on public.document_ocr_reservations (run_id);
+-- the reservations held now, which every claim of the fleet reads (lapsed ones of killed runs stay)
+create index document_ocr_reservations_until_idx on public.document_ocr_reservations (reserved_until);

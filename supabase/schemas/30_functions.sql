@@ -346,7 +346,9 @@ $$;
 -- chunks (a loose index scan finds the documents; in-flight counts stop at 64, beyond
 -- which the longest wait decides). p_document_id keeps the claim within one document.
 -- p_run_id keeps it to the documents that are for that run, null to the fleet's
--- (ocr_document_is_for).
+-- (ocr_document_is_for's rule, with the reservations read once per claim into an array rather
+-- than once per waiting document: 16 claimers over 10 documents of 1,000 chunks, bench.claims,
+-- claimed 2,108 chunks a second so against 1,854, medians of four interleaved rounds).
 create function public.ocr_claim_next_chunk(
     p_worker_id text,
     p_document_id uuid default null,
@@ -360,7 +362,17 @@ declare
     busy_cap constant integer := 64;  -- counted up to this many in flight; beyond it, equals
     v_document uuid;
     v_chunk uuid;
+    v_reserved uuid[];  -- a run's documents (p_run_id), else those some run holds now
 begin
+    if p_run_id is null then
+        v_reserved := array(select r.document_id
+                              from public.document_ocr_reservations r
+                             where r.reserved_until > now());
+    else
+        v_reserved := array(select r.document_id
+                              from public.document_ocr_reservations r
+                             where r.run_id = p_run_id);
+    end if;
     for v_document in
         -- each document with pending chunks, with its matter and its oldest pending chunk's
         -- due time: one index probe per document (the first entry of each in the index)
@@ -386,7 +398,7 @@ begin
         select w.document_id
           from waiting w
          where w.due_since <= now()
-           and public.ocr_document_is_for(w.document_id, p_run_id)
+           and (w.document_id = any(v_reserved)) = (p_run_id is not null)  -- in the run's, or in none held
          order by (select count(*) from (select 1
                                            from public.document_ocr_chunks c
                                           where c.matter_id = w.matter_id
