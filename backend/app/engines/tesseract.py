@@ -3,7 +3,10 @@
 Each page is rendered (or a bare scan's own image decoded) to 8-bit grayscale
 in memory and read by this process's tesseract, whose model is loaded once per
 process and language (_tesseract_api.py): a page at a time, so one page image
-is held at a time. Pages with nothing on them are answered without OCR.
+is held at a time. Pages with nothing on them are answered without OCR. A grainy
+page is smoothed (_denoise.py) and an unevenly lit one has its paper evened out
+(_shading.py) before anything else looks at it; each costs a page that needs
+neither a millisecond or two of measuring.
 
 Orientation and skew, in proportion to what a page needs:
 
@@ -56,6 +59,7 @@ from app.engines._pages import (
     undecodable_content,
 )
 from app.engines._read_pages import page_read
+from app.engines._shading import evened
 from app.engines._tesseract_api import reader
 from app.engines._tesseract_api import version as library_version
 from app.engines._tesseract_exec import (
@@ -141,6 +145,7 @@ class TesseractEngine:
             rotation=rotation,
             skew=page.skew,
             denoised=page.denoised,
+            evened=page.evened,
             read_again=len(retry),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
@@ -257,6 +262,7 @@ class _Rendered:
     sideways: bool  # its lines run up and down: guess which way up before reading it
     undrawn: str  # form fields' text the render leaves out (a chunk has no form to draw them)
     denoised: bool = False  # its sensor noise was smoothed before reading (_denoise)
+    evened: bool = False  # its paper was evened out before reading: unevenly lit (_shading)
 
 
 def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered | PageResult:
@@ -276,13 +282,14 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
         finally:
             page.close()
         image, smoothed = denoised(image)
+        image, lit = evened(image, dpi)  # before the measure, whose own threshold is the page's
         lines = _measure(image, number, dpi)
         skew = lines.skew if abs(lines.skew) >= MIN_SKEW else 0.0
         if skew:
             image = straighten(image, skew)
     except (OCRError, MemoryError) as exc:
         return failed_page(number, exc)
-    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed)
+    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit)
 
 
 def _measure(image: Image.Image, number: int, dpi: int) -> Lines:

@@ -1,0 +1,86 @@
+"""Unevenly lit scans have their paper evened out before tesseract reads them
+(app.engines._shading); evenly lit ones are read as they are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageChops, ImageDraw
+
+from app.engines._shading import DARK, evened, is_uneven, paper_levels
+from app.engines.tesseract import TesseractEngine
+from app.pdf.samples import font, make_scanned_pdf
+from tests.corpus.noisy_scans import noisy_scan_pdf
+from tests.corpus.orientation import scanner
+from tests.corpus.shading import KINDS, light, shaded_image, shaded_scan_pdf
+from tests.integration.engines.test_denoise import _page_image
+from tests.pdf_factories import cer
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_unevenly_lit_scan_is_read_right(tmp_path: Path, kind: str) -> None:
+    """Read as it came, the shaded text was lost: 56 % of the characters wrong under the lamp,
+    5 % on the gutter, 10 % under the stain."""
+    text = shaded_scan_pdf(tmp_path / "shaded.pdf", kind)
+
+    (page,) = TesseractEngine().recognize((tmp_path / "shaded.pdf").read_bytes(), 1)
+
+    assert cer(text, page.text) < 0.01
+    assert page.confidence > 0.85
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_evened_paper_is_even(kind: str) -> None:
+    image, _ = shaded_image(kind)
+    assert is_uneven(paper_levels(image, 300))
+
+    flat, was = evened(image, 300)
+
+    assert was
+    assert not is_uneven(paper_levels(flat, 300))
+    paper = paper_levels(flat, 300).histogram()
+    # the darkest paper was LIGHT_LEFT (0.35) of white; now most of it is near white, and 95 %
+    # of it over three quarters of white (the steep edge of a stain is evened less)
+    assert sum(paper[240:]) > 0.5 * sum(paper)
+    assert sum(paper[192:]) > 0.95 * sum(paper)
+
+
+def test_evenly_lit_pages_are_read_as_they_came(tmp_path: Path) -> None:
+    """A clean scan, an office scanner's (grey paper, specks of dust) and a grainy one: none is
+    evened (each would pay about 0.1 s for nothing)."""
+    make_scanned_pdf(tmp_path / "clean.pdf", pages=1, seed=2)
+    noisy_scan_pdf(tmp_path / "grainy.pdf")
+    clean = _page_image(tmp_path / "clean.pdf")
+    for name, image in (
+        ("clean", clean),
+        ("office scanner", scanner(clean, seed=3)),
+        ("grainy", _page_image(tmp_path / "grainy.pdf")),
+    ):
+        assert evened(image, 300) == (image, False), name
+
+
+def test_mild_light_falloff_is_left_alone() -> None:
+    """Paper a fifth darker at one side than the other: tesseract reads it as it is."""
+    image, _ = shaded_image("lamp", darkest=0.8)
+
+    assert evened(image, 300) == (image, False)
+
+
+def test_what_is_darker_than_paper_is_left_as_it_is() -> None:
+    """A black band with white text on it, on a lamp-lit page: the band is not paper, so it is
+    not brightened (its grain would be, to white noise) and its white text stays."""
+    page = Image.new("L", (2550, 3300), 255)
+    draw = ImageDraw.Draw(page)
+    band = (300, 300, 2250, 1100)
+    draw.rectangle(band, fill=DARK // 2)
+    draw.text((400, 800), "WHITE ON BLACK", fill=255, font=font(28))
+    for y in range(1300, 3000, 60):
+        draw.text((300, y), "Prose on the lit part of the page, line after line.", fill=0, font=font(10))
+    lit = ImageChops.multiply(page, light(page.size, "lamp"))
+
+    flat, was = evened(lit, 300)
+
+    assert was
+    inside = (band[0] + 150, band[1] + 150, band[2] - 150, 800 - 150)  # the band, clear of its text
+    assert ImageChops.difference(flat.crop(inside), lit.crop(inside)).getbbox() is None
