@@ -48,7 +48,7 @@ def test_the_evened_paper_is_even(kind: str) -> None:
 
 def test_evenly_lit_pages_are_read_as_they_came(tmp_path: Path) -> None:
     """A clean scan, an office scanner's (grey paper, specks of dust) and a grainy one: none is
-    evened (each would pay about 0.1 s for nothing)."""
+    evened (each would pay about 0.04 s for nothing)."""
     make_scanned_pdf(tmp_path / "clean.pdf", pages=1, seed=2)
     noisy_scan_pdf(tmp_path / "grainy.pdf")
     clean = _page_image(tmp_path / "clean.pdf")
