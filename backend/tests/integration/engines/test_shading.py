@@ -1,5 +1,6 @@
-"""Unevenly lit scans have their paper evened out before tesseract reads them
-(app.engines._shading); evenly lit ones are read as they are."""
+"""Unevenly lit scans, and shaded bands under black text, have their paper evened out before
+tesseract reads them (app.engines._shading); evenly lit pages, and white text on grey, are read
+as they are."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops, ImageDraw
 
-from app.engines._shading import DARK, evened, is_uneven, paper_levels
+from app.engines._shading import DARK, evened, is_uneven, paper_levels, shaded_bands
+from app.engines.base import PageResult
 from app.engines.tesseract import TesseractEngine
 from app.pdf.samples import font, make_scanned_pdf
 from tests.corpus.noisy_scans import noisy_scan_pdf
 from tests.corpus.orientation import scanner
-from tests.corpus.shading import KINDS, light, shaded_image, shaded_scan_pdf
+from tests.corpus.shading import KINDS, banded_image, banded_scan_pdf, light, shaded_image, shaded_scan_pdf
 from tests.integration.engines.test_denoise import _page_image
 from tests.pdf_factories import cer
 
@@ -84,3 +86,70 @@ def test_what_is_darker_than_paper_is_left_as_it_is() -> None:
     assert was
     inside = (band[0] + 150, band[1] + 150, band[2] - 150, 800 - 150)  # the band, clear of its text
     assert ImageChops.difference(flat.crop(inside), lit.crop(inside)).getbbox() is None
+
+
+def _white_text(image: Image.Image, band: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """The band's part under its white text: from the band's left end to a letter's width past
+    its last white letter (past that, the band's bare end may be evened)."""
+    letters = image.crop(band).point([255 if level == 255 else 0 for level in range(256)]).getbbox()
+    assert letters is not None
+    return band[0], band[1], band[0] + letters[2] + 60, band[3]
+
+
+def _read(path: Path) -> PageResult:
+    (page,) = TesseractEngine().recognize(path.read_bytes(), 1)
+    return page
+
+
+@pytest.mark.parametrize("band", [100, 128, 160])
+def test_black_text_on_shaded_bands_is_read_right(tmp_path: Path, band: int) -> None:
+    """Read as it came, the text on every third line's band was lost (35 % of the page wrong):
+    the band is narrower than the paper's measure, and tesseract's threshold made it black."""
+    text = banded_scan_pdf(tmp_path / "banded.pdf", band)
+
+    assert cer(text, _read(tmp_path / "banded.pdf").text) < 0.01
+
+
+def test_rows_shaded_one_after_another_are_read_right(tmp_path: Path) -> None:
+    """Every line on its band, 20 white pixels between: read as it came, nothing was read."""
+    text = banded_scan_pdf(tmp_path / "rows.pdf", 128, every=1)
+
+    assert cer(text, _read(tmp_path / "rows.pdf").text) < 0.01
+
+
+@pytest.mark.parametrize("band", [80, 128])
+def test_white_text_on_shaded_bands_stays(tmp_path: Path, band: int) -> None:
+    """White on grey: evened, the band would go white and its text with it. Where its text is, such
+    a band is left as it is (its bare end beyond may be evened), and it reads as before."""
+    image, text = banded_image(band, text=255)
+    flat, _ = evened(image, 300)
+
+    lettered = _white_text(image, (280, 290, 2270, 360))  # the first band, where its text is
+    assert ImageChops.difference(flat.crop(lettered), image.crop(lettered)).getbbox() is None
+    image.save(tmp_path / "white.pdf", "PDF", resolution=300)
+    assert cer(text, _read(tmp_path / "white.pdf").text) < 0.01
+
+
+def test_a_white_header_over_shaded_rows_keeps_its_text(tmp_path: Path) -> None:
+    """A table's dark header row in white, its other rows shaded light behind black: the rows are
+    evened, the header is not."""
+    image, text = banded_image(200, every=2, header=90)
+    flat, was = evened(image, 300)
+
+    header = _white_text(image, (280, 290, 2270, 360))
+    assert was
+    assert ImageChops.difference(flat.crop(header), image.crop(header)).getbbox() is None
+    image.save(tmp_path / "header.pdf", "PDF", resolution=300)
+    assert cer(text, _read(tmp_path / "header.pdf").text) < 0.01
+
+
+def test_large_grey_letters_are_no_band() -> None:
+    """A heading of 48-point letters in mid grey: its strokes are narrower than a band."""
+    page = Image.new("L", (2550, 3300), 255)
+    draw = ImageDraw.Draw(page)
+    draw.text((300, 200), "Annual Report 2026", font=font(48), fill=128)
+    for y in range(600, 3000, 60):
+        draw.text((300, y), "Prose on the page, line after line, in black.", fill=0, font=font(10))
+
+    assert shaded_bands(page, 300) is None
+    assert evened(page, 300) == (page, False)
