@@ -87,11 +87,11 @@ def shaded_bands(image: Image.Image, dpi: int) -> tuple[Image.Image, Image.Image
 
     A band is where most of the page's pixels are of a middle grey (darker than its paper by
     UNEVEN levels, lighter than DARK) and stays so BAND_INCHES across: a letter's stroke is
-    narrower, a table's shaded row or a form's shaded field wider. Taken at BAND_DPI by every
-    fourth pixel, not an average, so that the grey of a band is not mixed with its text. A band
-    with light text in it (white on grey) is left out, with a margin: evened, its text would go
-    white with it. Where it cannot be told which (light and dark text within BAND_INCHES of each
-    other), the band is evened."""
+    narrower, a table's shaded row or a form's shaded field wider. Taken at BAND_DPI by single
+    pixels (every fourth at 300 DPI), not averages, so that a band's grey is not mixed with its
+    text. A band with light text in it (white on grey) is left out, with a margin: evened, its
+    text would go white with it. Where it cannot be told which (light and dark text within
+    BAND_INCHES of each other), the band is evened."""
     if _mostly_grey(image, dpi, BAND_DPI / 2, 1) is None:  # a cheaper look first: most pages have none
         return None
     found = _mostly_grey(image, dpi, BAND_DPI, 2)

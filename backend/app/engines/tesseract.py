@@ -4,9 +4,9 @@ Each page is rendered (or a bare scan's own image decoded) to 8-bit grayscale
 in memory and read by this process's tesseract, whose model is loaded once per
 process and language (_tesseract_api.py): a page at a time, so one page image
 is held at a time. Pages with nothing on them are answered without OCR. A grainy
-page is smoothed (_denoise.py) and an unevenly lit one has its paper evened out
-(_shading.py) before anything else looks at it; each costs a page that needs
-neither a millisecond or two of measuring.
+page is smoothed (_denoise.py), and an unevenly lit one, or one with shaded bands
+under its text, has its paper evened out (_shading.py), before anything else
+looks at it; a page that needs neither pays a few milliseconds of measuring.
 
 Orientation and skew, in proportion to what a page needs:
 
@@ -262,7 +262,7 @@ class _Rendered:
     sideways: bool  # its lines run up and down: guess which way up before reading it
     undrawn: str  # form fields' text the render leaves out (a chunk has no form to draw them)
     denoised: bool = False  # its sensor noise was smoothed before reading (_denoise)
-    evened: bool = False  # its paper was evened out before reading: unevenly lit (_shading)
+    evened: bool = False  # its paper was evened out before reading: unevenly lit or banded (_shading)
 
 
 def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered | PageResult:
