@@ -290,9 +290,13 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
         cwd=REPO_ROOT,
         stderr=asyncio.subprocess.PIPE,
     )
+    assert process.stderr is not None
     document_id = None
     while document_id is None:  # until the run waits on its queued document (a chunk is read)
         await asyncio.sleep(0.2)
+        if process.returncode is not None:  # ended before a chunk was read: say how, not hang
+            said = (await process.stderr.read()).decode()
+            pytest.fail(f"run exited {process.returncode} before reading a chunk: {said[-2000:]}")
         document_id = await pool.fetchval(
             """
             select d.id from documents d join document_ocr_chunks c on c.document_id = d.id
@@ -301,7 +305,6 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
             pdf.name,
         )
     process.send_signal(stop)
-    assert process.stderr is not None
     said = (await process.stderr.read()).decode()
     assert await process.wait() == ExitCode.INTERRUPTED
 
