@@ -1,11 +1,11 @@
 """Unevenly lit scans: a page of 10-point prose whose paper darkens over part of it, as light
 falls on a page photographed under a lamp, on a book's gutter, or around a stain; and pages
-whose lines sit on shaded bands, as a table's shaded rows do. Read as it
-came, tesseract lost the shaded text (its one threshold for the page turns shaded paper black):
-56 % of the characters wrong on the lamp-lit page, 5 % on the gutter, 10 % under the stain.
+whose lines sit on shaded bands, as a table's shaded rows do (banded_image). Read as it came,
+tesseract lost the shaded text (its one threshold for the page turns shaded paper black): 56 %
+of the characters wrong on the lamp-lit page, 5 % on the gutter, 10 % under the stain.
 
-Each is the app's clean sample page multiplied by a map of the light (255: as it came); the
-darkest paper is LIGHT_LEFT of white. Deterministic for a seed.
+Each lit page is the app's clean sample page multiplied by a map of the light (255: as it
+came); the darkest paper is LIGHT_LEFT of white. Deterministic for a seed.
 """
 
 from __future__ import annotations
