@@ -26,9 +26,9 @@ DPI; dividing, on the pages that need it, about 0.05 s more.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from PIL import Image, ImageChops, ImageFilter, ImageMath
+
+from app.engines._morphology import both, darkest, level_at, lightest
 
 PAPER_DPI = 37.5  # the resolution the paper is measured at: a letter page is 319 x 412 pixels
 WINDOW_INCHES = 0.4  # the side of the square the paper is looked for in
@@ -46,7 +46,7 @@ def paper_levels(image: Image.Image, dpi: int) -> Image.Image:
     factor = max(1, round(dpi / PAPER_DPI))
     small = image.reduce(factor) if factor > 1 else image
     side = 2 * max(1, round(WINDOW_INCHES * dpi / factor / 2)) + 1
-    return _lightest(small, side)
+    return lightest(small, side)
 
 
 def is_uneven(paper: Image.Image) -> bool:
@@ -56,7 +56,7 @@ def is_uneven(paper: Image.Image) -> bool:
     total = sum(counts)
     if total == 0:
         return False
-    return _percentile(counts, 0.95 * total) - _percentile(counts, 0.05 * total) >= UNEVEN
+    return level_at(counts, 0.95 * total) - level_at(counts, 0.05 * total) >= UNEVEN
 
 
 def evened(image: Image.Image, dpi: int) -> tuple[Image.Image, bool]:
@@ -98,14 +98,14 @@ def shaded_bands(image: Image.Image, dpi: int) -> tuple[Image.Image, Image.Image
     if found is None:
         return None
     small, grey, middle, share, core, across = found
-    core = _lightest(core, across)  # what stays mostly grey BAND_INCHES across
+    core = lightest(core, across)  # what stays mostly grey BAND_INCHES across
     least = BAND_SHARE * small.width * small.height
-    light = _both(small.point([255 if level >= grey.stop else 0 for level in range(256)]), core)
-    dark = _both(small.point([255 if level < DARK else 0 for level in range(256)]), core)
-    light_only = _both(_lightest(light, across), ImageChops.invert(_lightest(dark, across)))
+    light = both(small.point([255 if level >= grey.stop else 0 for level in range(256)]), core)
+    dark = both(small.point([255 if level < DARK else 0 for level in range(256)]), core)
+    light_only = both(lightest(light, across), ImageChops.invert(lightest(dark, across)))
     grow = across + 2  # over the band's rim, and the gaps its text leaves
-    keep_out = _lightest(light_only, grow + 2 * across)
-    area = _both(_lightest(core, grow), ImageChops.invert(keep_out))
+    keep_out = lightest(light_only, grow + 2 * across)
+    area = both(lightest(core, grow), ImageChops.invert(keep_out))
     if area.histogram()[255] < least:
         return None
     # the band's level: the mean of its grey pixels around each point
@@ -134,7 +134,7 @@ def _mostly_grey(
     )
     counts = small.histogram()
     least = BAND_SHARE * sum(counts)
-    paper = 255 - _percentile(counts[::-1], 0.2 * sum(counts))  # a fifth of the page is lighter
+    paper = 255 - level_at(counts[::-1], 0.2 * sum(counts))  # a fifth of the page is lighter
     grey = range(DARK, paper - UNEVEN + 1)
     if not grey or sum(counts[grey.start : grey.stop]) < least:
         return None
@@ -144,7 +144,7 @@ def _mostly_grey(
     if mostly.histogram()[255] < least:
         return None
     across = 2 * max(1, round(BAND_INCHES * dpi / factor / 2)) + 1
-    core = _darkest(mostly, across)
+    core = darkest(mostly, across)
     if core.histogram()[255] < least / 4:
         return None
     return small, grey, middle, share, core, across
@@ -172,52 +172,3 @@ def _divided(image: Image.Image, paper: Image.Image) -> Image.Image:
         )
         flat.paste(strip, (0, top))
     return flat
-
-
-def _lightest(image: Image.Image, side: int) -> Image.Image:
-    """The brightest level within a side x side square (side odd) centred on each pixel, the
-    square cut short at the image's edges. Rows, then columns, each by doubling shifted copies:
-    a few passes of Pillow's C code, where its MaxFilter (a rank filter) took 7-32 ms on a page
-    reduced to PAPER_DPI."""
-    return _extreme(image, side, ImageChops.lighter, 0)
-
-
-def _darkest(image: Image.Image, side: int) -> Image.Image:
-    """The darkest level within a side x side square centred on each pixel (as _lightest)."""
-    return _extreme(image, side, ImageChops.darker, 255)
-
-
-def _extreme(
-    image: Image.Image, side: int, pick: Callable[[Image.Image, Image.Image], Image.Image], never: int
-) -> Image.Image:
-    width, height = image.size
-    reach = side // 2
-    # Padded by the reach on every side with the level pick never takes, so that the window of
-    # the pixel at (x, y) of the image starts at (x, y) of the padded copy.
-    padded = Image.new("L", (width + 2 * reach, height + 2 * reach), never)
-    padded.paste(image, (reach, reach))
-    for horizontal in (True, False):
-        span = 1
-        while span < side:
-            step = min(span, side - span)
-            shifted = Image.new("L", padded.size, never)
-            box = (step, 0, *padded.size) if horizontal else (0, step, *padded.size)
-            shifted.paste(padded.crop(box), (0, 0))
-            padded = pick(padded, shifted)
-            span += step
-    return padded.crop((0, 0, width, height))
-
-
-def _both(first: Image.Image, second: Image.Image) -> Image.Image:
-    """255 where both masks are (each 0 or 255), else 0."""
-    return ImageChops.darker(first, second)
-
-
-def _percentile(counts: list[int], rank: float) -> int:
-    """The first index of counts whose running total reaches rank."""
-    seen = 0
-    for index, count in enumerate(counts):
-        seen += count
-        if seen >= rank:
-            return index
-    return len(counts) - 1

@@ -7,6 +7,9 @@ is held at a time. Pages with nothing on them are answered without OCR. A grainy
 page is smoothed (_denoise.py), and an unevenly lit one, or one with shaded bands
 under its text, has its paper evened out (_shading.py), before anything else
 looks at it; a page that needs neither pays a few milliseconds of measuring.
+Once it is straight, thin rules that touch its text (an underline at the
+letters' feet, a line struck through them) are painted out (_rules.py), and a
+page whose rules tilt by a fifth of a degree or more is straightened for them.
 
 Orientation and skew, in proportion to what a page needs:
 
@@ -59,6 +62,7 @@ from app.engines._pages import (
     undecodable_content,
 )
 from app.engines._read_pages import page_read
+from app.engines._rules import SLANT, has_rules, unruled
 from app.engines._shading import evened
 from app.engines._tesseract_api import reader
 from app.engines._tesseract_api import version as library_version
@@ -146,6 +150,7 @@ class TesseractEngine:
             skew=page.skew,
             denoised=page.denoised,
             evened=page.evened,
+            unruled=page.unruled,
             read_again=len(retry),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
@@ -263,6 +268,7 @@ class _Rendered:
     undrawn: str  # form fields' text the render leaves out (a chunk has no form to draw them)
     denoised: bool = False  # its sensor noise was smoothed before reading (_denoise)
     evened: bool = False  # its paper was evened out before reading: unevenly lit or banded (_shading)
+    unruled: bool = False  # thin rules along its lines were taken off before reading (_rules)
 
 
 def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered | PageResult:
@@ -285,11 +291,23 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
         image, lit = evened(image, dpi)  # before the measure, whose own threshold is the page's
         lines = _measure(image, number, dpi)
         skew = lines.skew if abs(lines.skew) >= MIN_SKEW else 0.0
+        if not skew and not lines.sideways and abs(lines.skew) >= SLANT and has_rules(image, dpi):
+            skew = lines.skew  # its rules are staircases at this tilt: level them (_rules)
         if skew:
             image = straighten(image, skew)
+        image, ruled = _unruled(image, dpi, sideways=lines.sideways)
     except (OCRError, MemoryError) as exc:
         return failed_page(number, exc)
-    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit)
+    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit, ruled)
+
+
+def _unruled(image: Image.Image, dpi: int, *, sideways: bool) -> tuple[Image.Image, bool]:
+    """The page with the rules along its lines taken off (_rules), up and down the image when
+    its lines run that way."""
+    if not sideways:
+        return unruled(image, dpi)
+    clean, ruled = unruled(image.transpose(Image.Transpose.ROTATE_90), dpi)
+    return (clean.transpose(Image.Transpose.ROTATE_270), True) if ruled else (image, False)
 
 
 def _measure(image: Image.Image, number: int, dpi: int) -> Lines:

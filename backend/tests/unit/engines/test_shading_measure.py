@@ -1,55 +1,20 @@
-"""The paper's measure (app.engines._shading): the lightest and darkest level around each point,
-when a page's paper counts as uneven, and the division by it."""
+"""The paper's measure (app.engines._shading): when a page's paper counts as uneven, and the
+division by it."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
 
-import pytest
 from PIL import Image, ImageChops, ImageMath
 
 from app.engines._shading import (
     DARK,
     STRIP_ROWS,
     UNEVEN,
-    _darkest,
     _divided,
-    _lightest,
     is_uneven,
     paper_levels,
 )
-
-
-def _extreme_by_hand(image: Image.Image, side: int, pick: Callable[[Iterable[int]], int]) -> list[int]:
-    width, height = image.size
-    pixels = image.load()
-    assert pixels is not None
-    reach = side // 2
-    return [
-        pick(
-            pixels[u, v]
-            for u in range(max(0, x - reach), min(width, x + reach + 1))
-            for v in range(max(0, y - reach), min(height, y + reach + 1))
-        )
-        for y in range(height)
-        for x in range(width)
-    ]
-
-
-@pytest.mark.parametrize("side", [3, 5, 7, 15])
-@pytest.mark.parametrize("size", [(23, 17), (4, 30), (1, 1)])
-def test_lightest_and_darkest_are_the_extreme_levels_in_the_square_around_each_pixel(
-    side: int, size: tuple[int, int]
-) -> None:
-    rng = random.Random(side * 1000 + size[0])
-    image = Image.frombytes("L", size, rng.randbytes(size[0] * size[1]))
-
-    lightest, darkest = _lightest(image, side), _darkest(image, side)
-
-    assert lightest.size == darkest.size == image.size
-    assert list(lightest.tobytes()) == _extreme_by_hand(image, side, max)
-    assert list(darkest.tobytes()) == _extreme_by_hand(image, side, min)
 
 
 def _paper(levels: list[int]) -> Image.Image:
