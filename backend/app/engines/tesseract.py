@@ -291,23 +291,40 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
         image, lit = evened(image, dpi)  # before the measure, whose own threshold is the page's
         lines = _measure(image, number, dpi)
         skew = lines.skew if abs(lines.skew) >= MIN_SKEW else 0.0
-        if not skew and not lines.sideways and abs(lines.skew) >= SLANT and has_rules(image, dpi):
+        if not skew and not lines.sideways and abs(lines.skew) >= SLANT and _has_rules(image, number, dpi):
             skew = lines.skew  # its rules are staircases at this tilt: level them (_rules)
         if skew:
             image = straighten(image, skew)
-        image, ruled = _unruled(image, dpi, sideways=lines.sideways)
+        image, ruled = _unruled(image, number, dpi, sideways=lines.sideways)
     except (OCRError, MemoryError) as exc:
         return failed_page(number, exc)
     return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit, ruled)
 
 
-def _unruled(image: Image.Image, dpi: int, *, sideways: bool) -> tuple[Image.Image, bool]:
-    """The page with the rules along its lines taken off (_rules), up and down the image when
-    its lines run that way."""
-    if not sideways:
-        return unruled(image, dpi)
-    clean, ruled = unruled(image.transpose(Image.Transpose.ROTATE_90), dpi)
-    return (clean.transpose(Image.Transpose.ROTATE_270), True) if ruled else (image, False)
+def _has_rules(image: Image.Image, number: int, dpi: int) -> bool:
+    """Whether the page has thin rules (_rules); False, logged, when looking fails."""
+    try:
+        return has_rules(image, dpi)
+    except Exception as exc:  # as in _measure: the page itself is fine, and is read as it came
+        log.warning(
+            "rules_failed", page=number, error_code="rules_look_failed", error=f"{type(exc).__name__}: {exc}"
+        )
+        return False
+
+
+def _unruled(image: Image.Image, number: int, dpi: int, *, sideways: bool) -> tuple[Image.Image, bool]:
+    """The page with the rules that touch its text painted out (_rules), looked for up and down
+    the image when its lines run that way; the page as it came, logged, when that fails."""
+    try:
+        if not sideways:
+            return unruled(image, dpi)
+        clean, ruled = unruled(image.transpose(Image.Transpose.ROTATE_90), dpi)
+        return (clean.transpose(Image.Transpose.ROTATE_270), True) if ruled else (image, False)
+    except Exception as exc:  # as in _measure: the page itself is fine, and is read as it came
+        log.warning(
+            "rules_failed", page=number, error_code="rules_paint_failed", error=f"{type(exc).__name__}: {exc}"
+        )
+        return image, False
 
 
 def _measure(image: Image.Image, number: int, dpi: int) -> Lines:

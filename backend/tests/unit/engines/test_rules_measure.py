@@ -112,3 +112,18 @@ def test_rules_up_to_the_page_edges_are_measured_within_it() -> None:
     assert changed
     assert clean.size == image.size
     assert clean.crop((0, 201, SIZE[0], 204)).getextrema() == (255, 255)
+
+
+def test_a_page_too_small_to_sample_or_at_a_low_resolution_is_looked_at_whole() -> None:
+    """A page rendered at 72 DPI (a huge page's resolution is lowered to fit the page budget),
+    and pages smaller than a sample's step, are looked at without error."""
+    tiny = Image.new("L", (3, 1), 0)
+    assert unruled(tiny, DPI) == (tiny, False)
+
+    image, draw = _page()
+    _letters(draw, 200)
+    draw.rectangle((180, 201, 1020, 201), fill=0)  # a pixel thick, as 3 pixels at 300 DPI are at 72
+    clean, changed = unruled(image, 72)
+
+    assert changed
+    assert clean.crop((180, 201, 1021, 202)).getextrema() == (255, 255)
