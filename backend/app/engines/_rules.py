@@ -11,7 +11,7 @@ pages the same way. Rules clear of the text (a table's, a form's empty field) re
 they are, and are left there: without its rules a table is read column by column instead of
 row by row.
 
-A rule is a run of ink at least RULE_INCHES long, in gaps of no more than two pixels, and at
+A rule is a run of ink at least RULE_INCHES long, with gaps of no more than a pixel, and at
 most THIN_INCHES thick. Runs are looked for on every column of COLUMN_DPI and every row of
 ROW_DPI (nearest neighbour, so ink stays ink), then measured on the page: letters come apart
 every letter or two, and a black band, or the background of white text, is too thick. A rule
@@ -55,7 +55,7 @@ _INK_LEVELS = [255 if level < INK else 0 for level in range(256)]
 _EDGE_LEVELS = [255 if level < EDGE else 0 for level in range(256)]
 _IS_INK = bytes(1 if level < INK else 0 for level in range(256))
 _RUN = re.compile(rb"\xff+")
-_STRETCH = re.compile(rb"\x01(?:\x01|\x00{1,2}(?=\x01))*")  # 1s, and gaps of one or two 0s between them
+_STRETCH = re.compile(rb"\x01(?:\x01|\x00(?=\x01))*")  # 1s, and single 0s between them
 _CROSSED = bytes([0] * 255 + [1])  # 1 where a column is crossed (255), else 0
 _UNCROSSED = bytes([255] + [0] * 255)  # 255 where a column is not crossed (0), else 0
 
@@ -130,10 +130,10 @@ def measured(image: Image.Image, left: int, right: int, row: int, dpi: int) -> R
     ends of the longest; None when there are none (or none now), or they are thicker than
     THIN_INCHES.
 
-    Ink along a length means ink but for gaps of a pixel or two (a scan's noise). Letters can
-    meet on a row, but come apart every letter or two: no row of the benchmark's degraded,
-    dense or grainy pages, or of the app's sample scans, was ink along more than 55 pixels at
-    300 DPI (48 with single-pixel gaps)."""
+    Ink along a length means ink but for gaps of a single pixel (a scan's noise; with gaps of
+    two, the rows of a halftone screen's dots passed for rules). Letters can meet on a row, but
+    come apart every letter or two: no row of the benchmark's degraded, dense or grainy pages,
+    or of the app's sample scans, was ink along more than 48 pixels at 300 DPI."""
     width, height = image.size
     reach = max(1, math.ceil(THIN_INCHES * dpi))
     step = max(1, round(dpi / COLUMN_DPI))

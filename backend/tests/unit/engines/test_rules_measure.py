@@ -127,3 +127,14 @@ def test_a_page_too_small_to_sample_or_at_a_low_resolution_is_looked_at_whole() 
 
     assert changed
     assert clean.crop((180, 201, 1021, 202)).getextrema() == (255, 255)
+
+
+def test_a_row_of_dots_two_pixels_apart_is_no_rule() -> None:
+    """A halftone screen's dots in a row (a grey band printed as dots, under text), or a dotted
+    line: not a rule, however close to the letters."""
+    image, draw = _page()
+    _letters(draw, 200)
+    for x in range(180, 1020, 8):
+        draw.rectangle((x, 201, x + 5, 203), fill=0)
+
+    assert unruled(image, DPI) == (image, False)
