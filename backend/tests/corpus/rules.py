@@ -57,13 +57,15 @@ def ruled_lines_image(kind: str, *, every: int = 1, seed: int = 3) -> tuple[Imag
     return page, "\n".join(lines)
 
 
-def ruled_table_image(seed: int = 5) -> tuple[Image.Image, str]:
+def ruled_table_image(seed: int = 5, *, on_rules: bool = False) -> tuple[Image.Image, str]:
     """A table of 20 rows of three cells, ruled 3 pixels thick all round each cell, its text
-    25 pixels clear of the rules; the text a row to a line, its cells one after another."""
+    25 pixels clear of the rules, or with on_rules its letters' feet on each row's lower rule;
+    the text a row to a line, its cells one after another."""
     rng = random.Random(seed)
     page = Image.new("L", (round(PAGE_INCHES[0] * DPI), round(PAGE_INCHES[1] * DPI)), 255)
     draw = ImageDraw.Draw(page)
     face = font(11)
+    ascent = face.getmetrics()[0]
     columns, height, rows = (300, 900, 1500, 2250), 100, 20
     lines = []
     for row in range(rows):
@@ -72,7 +74,8 @@ def ruled_table_image(seed: int = 5) -> tuple[Image.Image, str]:
             words = rng.choice(SENTENCES).split()
             start = rng.randrange(len(words) - 3)
             cell = " ".join(words[start : start + 3])
-            draw.text((columns[column] + 20, TOP + row * height + 25), cell, font=face, fill=0)
+            top = TOP + (row + 1) * height - ascent if on_rules else TOP + row * height + 25
+            draw.text((columns[column] + 20, top), cell, font=face, fill=0)
             cells.append(cell)
         lines.append(" ".join(cells))
     for row in range(rows + 1):

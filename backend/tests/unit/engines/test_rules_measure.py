@@ -17,10 +17,13 @@ def _page(paper: int = 255) -> tuple[Image.Image, ImageDraw.ImageDraw]:
     return image, ImageDraw.Draw(image)
 
 
-def _letters(draw: ImageDraw.ImageDraw, feet: int, *, left: int = 200, right: int = 1000) -> None:
-    """Letter-like strokes 4 pixels wide and 30 tall, 9 pixels apart, their feet on row feet."""
+def _letters(
+    draw: ImageDraw.ImageDraw, feet: int, *, left: int = 200, right: int = 1000, tall: int = 30
+) -> None:
+    """Letter-like strokes 4 pixels wide and 30 tall (0.1 inch at 300 DPI), 9 pixels apart,
+    their feet on row feet."""
     for x in range(left, right, 13):
-        draw.rectangle((x, feet - 30, x + 3, feet), fill=0)
+        draw.rectangle((x, feet - tall, x + 3, feet), fill=0)
 
 
 def _rules_of(image: Image.Image) -> set[Rule]:
@@ -102,6 +105,17 @@ def test_a_rule_a_pixel_off_the_letters_touches_them() -> None:
     assert clean.crop((180, 202, 1021, 205)).getextrema() == (255, 255)
 
 
+def test_a_rule_that_a_rule_up_and_down_the_page_meets_is_left_whatever_touches_it() -> None:
+    """A table's rule with its text standing on it: tesseract finds the table from its grid."""
+    image, draw = _page()
+    _letters(draw, 200, left=260, right=900)
+    draw.rectangle((180, 201, 1020, 203), fill=0)
+    draw.rectangle((180, 100, 182, 300), fill=0)  # the table's side, 0.67 inch long
+
+    assert has_rules(image, DPI)
+    assert unruled(image, DPI) == (image, False)
+
+
 def test_rules_up_to_the_page_edges_are_measured_within_it() -> None:
     image, draw = _page()
     _letters(draw, 200, left=0, right=SIZE[0])
@@ -121,7 +135,7 @@ def test_a_page_too_small_to_sample_or_at_a_low_resolution_is_looked_at_whole() 
     assert unruled(tiny, DPI) == (tiny, False)
 
     image, draw = _page()
-    _letters(draw, 200)
+    _letters(draw, 200, tall=8)  # 0.1 inch at 72 DPI
     draw.rectangle((180, 201, 1020, 201), fill=0)  # a pixel thick, as 3 pixels at 300 DPI are at 72
     clean, changed = unruled(image, 72)
 
