@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from app.engines._rules import RULE_INCHES, Rule, has_rules, measured, runs, unruled
+from app.engines._rules import MAX_RUNS, RULE_INCHES, Rule, has_rules, measured, runs, unruled
 from app.pdf.samples import page_text, render_scan
 
 DPI = 300
@@ -151,4 +151,19 @@ def test_a_row_of_dots_two_pixels_apart_is_no_rule() -> None:
     for x in range(180, 1020, 8):
         draw.rectangle((x, 201, x + 5, 203), fill=0)
 
+    assert unruled(image, DPI) == (image, False)
+
+
+def test_a_page_with_more_runs_than_text_has_rules_is_left_unmeasured() -> None:
+    """Short dashes touching strokes, row after row (hatching, a pattern): more runs than
+    MAX_RUNS, so no rule of it is measured, and the page comes back as it came."""
+    image = Image.new("L", (2550, 3300), 255)
+    draw = ImageDraw.Draw(image)
+    for y in range(20, 3300, 12):
+        for x in range(0, 2550, 100):
+            draw.rectangle((x, y, x + 80, y + 2), fill=0)
+            draw.rectangle((x + 10, y - 6, x + 13, y - 1), fill=0)
+
+    assert sum(1 for _ in runs(image, DPI)) > MAX_RUNS
+    assert not has_rules(image, DPI)
     assert unruled(image, DPI) == (image, False)
