@@ -158,7 +158,7 @@ def measured(image: Image.Image, left: int, right: int, row: int, dpi: int) -> R
     def stretch(y: int) -> tuple[int, int] | None:
         if not 0 <= y < height:
             return None
-        ink = image.crop((first, y, last, y + 1)).tobytes().translate(_IS_INK)
+        ink = _ink_along(image, y, first, last)
         found = max(_STRETCH.finditer(ink), key=lambda match: match.end() - match.start(), default=None)
         if found is None or found.end() - found.start() < RULE_INCHES * dpi:
             return None
@@ -190,7 +190,7 @@ def measured(image: Image.Image, left: int, right: int, row: int, dpi: int) -> R
 
 def _whole(image: Image.Image, row: int, start: int, end: int) -> tuple[int, int]:
     """The stretch of ink along the whole row that holds the one from start to end."""
-    ink = image.crop((0, row, image.width, row + 1)).tobytes().translate(_IS_INK)
+    ink = _ink_along(image, row, 0, image.width)
     for found in _STRETCH.finditer(ink):
         if found.start() <= start < found.end():
             return found.start(), found.end()
@@ -201,7 +201,12 @@ def _share(image: Image.Image, left: int, right: int, row: int) -> float:
     """The share of the row's pixels from left to right (exclusive) that are ink."""
     if not 0 <= row < image.height:
         return 0.0
-    return image.crop((left, row, right, row + 1)).tobytes().translate(_IS_INK).count(1) / (right - left)
+    return _ink_along(image, row, left, right).count(1) / (right - left)
+
+
+def _ink_along(image: Image.Image, row: int, left: int, right: int) -> bytes:
+    """1 for each pixel of the row from left to right (exclusive) that is ink, else 0."""
+    return image.crop((left, row, right, row + 1)).tobytes().translate(_IS_INK)
 
 
 def in_grid(image: Image.Image, rule: Rule, dpi: int) -> bool:

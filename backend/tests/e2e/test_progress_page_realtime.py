@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -15,7 +15,7 @@ from uuid import UUID
 import asyncpg
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, Route, expect
 
 from app.services.ocr_chunk_service import OCRChunkService
 from tests.e2e.test_progress_page import browser, started_document  # noqa: F401 (browser: the fixture)
@@ -106,8 +106,16 @@ async def polled(server: str, document_id: UUID, user: UUID) -> dict[str, Any]:
     return body
 
 
-async def opened(browser: Browser, url: str) -> Page:  # noqa: F811 (the fixture imported above)
+async def opened(
+    browser: Browser,  # noqa: F811 (the fixture imported above)
+    url: str,
+    progress_route: Callable[[Route], Awaitable[None]] | None = None,
+) -> Page:
+    """The page at url, showing the document's progress from its first poll; with
+    progress_route, its progress calls handled by it from the first."""
     page = await browser.new_page()
+    if progress_route is not None:
+        await page.route("**/ocr/progress", progress_route)
     await page.goto(url)
     await expect(page.locator("#summary")).to_contain_text("processing: 0 of 6 pages (0%), 0/3 chunks")
     return page
@@ -126,12 +134,11 @@ async def test_a_poll_under_way_when_progress_is_pushed_does_not_put_the_page_ba
     the next poll, 30 s on; answered while the push's tiles loaded, the push was never shown
     (seen once in CI, the poll answering late on a loaded machine)."""
     user, document_id = await started_document(service, pool)
-    page = await browser.new_page()
-    polls: list[Any] = []
+    polls: list[Route] = []
     held = asyncio.Event()
     release = asyncio.Event()
 
-    async def hold_later_polls(route: Any) -> None:
+    async def hold_later_polls(route: Route) -> None:
         polls.append(route)
         if len(polls) == 1:  # the first, at load, answers at once
             await route.continue_()
@@ -143,9 +150,7 @@ async def test_a_poll_under_way_when_progress_is_pushed_does_not_put_the_page_ba
         headers = {name: value for name, value in route.request.headers.items() if name != "if-none-match"}
         await route.continue_(headers=headers)
 
-    await page.route("**/ocr/progress", hold_later_polls)
-    await page.goto(page_url(server, document_id, token(user), realtime))
-    await expect(page.locator("#summary")).to_contain_text("processing: 0 of 6 pages (0%), 0/3 chunks")
+    page = await opened(browser, page_url(server, document_id, token(user), realtime), hold_later_polls)
     await joined(realtime)
     async with asyncio.timeout(30):
         await held.wait()  # the poll on joining, under way
