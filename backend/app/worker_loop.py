@@ -61,6 +61,7 @@ class ChunkOcrWorker(Worker):
     _asked_redis: bool
     _unfinished: set[str]  # jobs whose start or finish Redis failed: their in-progress keys linger
     _database_probe: Probe | None  # the health record's ping, made once the runtime is built
+    _stopped_jobs: set[asyncio.Task[Any]]  # job functions' tasks a stop cancelled (close awaits them)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -74,6 +75,7 @@ class ChunkOcrWorker(Worker):
         self._redis_failures = 0
         self._asked_redis = False
         self._unfinished = set()
+        self._stopped_jobs = set()
         self.ctx["health"] = self.health  # the start-up hook hands it to the runtime
 
     async def main(self) -> None:
@@ -104,17 +106,32 @@ class ChunkOcrWorker(Worker):
         uncharged (ChunkProcessor.stop_requested): the worker stopped, not the chunk."""
         self._stop_requested()
         super().handle_sig(signum)
+        self._cancel_jobs()
 
     async def _wait_for_tasks_to_complete(self, signum: signal.Signals) -> None:
         """arq's stop with a grace period (job_completion_wait): take no more jobs, wait for the
         running ones, then cancel what is left, as handle_sig does."""
         self._stop_requested()
         await super()._wait_for_tasks_to_complete(signum)
+        self._cancel_jobs()
 
     def _stop_requested(self) -> None:
         runtime = self.ctx.get("runtime")
         if runtime is not None:
             runtime.processor.stop_requested()
+
+    def _cancel_jobs(self) -> None:
+        """Cancel the job functions' own tasks too, not only arq's run_job tasks around them.
+
+        run_job awaits its job through asyncio.wait_for, which on 3.11 loses the cancel when the
+        job's current await ends as the cancel lands (a Redis reply, say): the job reads on. The
+        next cancel (close cancels again) then ends run_job at once while its job runs on,
+        unwatched, and the shutdown hook stopped the OCR processes under it. Cancelled here, a
+        job is handed back (ChunkProcessor); close awaits these tasks before the shutdown hook."""
+        running = [task for task in self.job_tasks.values() if not task.done()]
+        self._stopped_jobs.update(running)
+        for task in running:
+            task.cancel()
 
     async def _poll_iteration(self) -> None:
         task = asyncio.current_task()
@@ -251,7 +268,8 @@ class ChunkOcrWorker(Worker):
             self.handle_sig(signal.SIGUSR1)
         if not self._pool:
             return
-        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        await asyncio.gather(*self.tasks.values(), *self._stopped_jobs, return_exceptions=True)
+        self._stopped_jobs.clear()
         try:
             with contextlib.suppress(*REDIS_UNAVAILABLE):  # TimeoutError among them
                 async with asyncio.timeout(2):

@@ -74,6 +74,15 @@ class OcrProcessDiedError(EngineError):
     pages_read: tuple[Any, ...] = ()
 
 
+class OcrPoolStoppedError(EngineError):
+    """The worker stopped its OCR processes (it is shutting down) before the task ended: a task
+    still queued, or running in a process the stop killed. Nothing about the pages: the worker
+    hands the chunk back without charging its attempt (ChunkProcessor)."""
+
+    code = "ocr_pool_stopped"
+    retryable = True
+
+
 class PageTimeoutError(OcrProcessDiedError):
     """A page used up its CPU time (MAX_PAGE_CPU_SECONDS) and its OCR process was ended
     (_page_clock). Permanent: the same page takes the same CPU time on every run."""

@@ -15,7 +15,9 @@ with OcrProcessDiedError, and the slot gets a new process. The tasks in other
 processes run on. (One executor for all of them had killed every process with
 the one that died: a stream of hostile pages restarted another user's chunk
 over and over until its attempts were spent.) OcrPool queues the tasks and
-gives each to the next free slot, in order.
+gives each to the next free slot, in order. A task the pool's stop cuts short,
+queued or running, ends with OcrPoolStoppedError, and a task submitted after it
+raises that error: the worker stopped, nothing was wrong with the pages.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from app.engines._pages import marker_record, track_task, without_pages
 from app.engines._read_pages import pages_read, record_to
 from app.engines._tesseract_api import reader
 from app.engines.base import PageResult
-from app.engines.errors import EngineError, OcrProcessDiedError, PageTimeoutError
+from app.engines.errors import EngineError, OcrPoolStoppedError, OcrProcessDiedError, PageTimeoutError
 from app.engines.forkserver import start_forkserver
 from app.engines.registry import get_engine, use_settings
 from app.engines.specs import engine_spec
@@ -175,7 +177,7 @@ class OcrPool(Executor):
         task = _Task(Future(), next(self._tokens), fn, args, kwargs)
         with self._lock:
             if self._shutdown:
-                raise RuntimeError("cannot schedule new futures after shutdown")
+                raise _stopped()
             self._queued.append(task)
             self._dispatch()
         return task.outer
@@ -212,12 +214,14 @@ class OcrPool(Executor):
                     self._dispatch()
                     return
                 error = _death_error(death, self.limits, self.stall_seconds)
+            elif inner.cancelled() or isinstance(error, BrokenProcessPool):
+                # the stop ended it (stop_ocr_pool): cancelled before its process took it, or
+                # killed in it. Not cancelled on the outside: whoever awaits it was not.
+                error = _stopped()
             if not self._shutdown:
                 self._dispatch()
         with contextlib.suppress(InvalidStateError):
-            if inner.cancelled():
-                task.outer.cancel()
-            elif error is not None:
+            if error is not None:
                 task.outer.set_exception(error)
             else:
                 task.outer.set_result(inner.result())
@@ -264,15 +268,16 @@ class OcrPool(Executor):
             self._watch.stop()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Stop the slots. Tasks still queued are cancelled, whatever cancel_futures says: only
-        the pool could start them, and it is stopping."""
+        """Stop the slots. Tasks still queued end with OcrPoolStoppedError, whatever
+        cancel_futures says: only the pool could start them, and it is stopping."""
         self.stop_watching()
         with self._lock:
             self._shutdown = True
             queued, self._queued = list(self._queued), collections.deque()
             executors = [slot.executor for slot in self._slots]
         for task in queued:
-            task.outer.cancel()
+            if task.outer.set_running_or_notify_cancel():  # False: its caller cancelled it
+                task.outer.set_exception(_stopped())
         for executor in executors:
             executor.shutdown(wait=wait, cancel_futures=cancel_futures)
         if wait:
@@ -306,6 +311,10 @@ class _Death:
     exitcode: int
     stalled: bool = False
     read: tuple[PageResult, ...] = ()
+
+
+def _stopped() -> OcrPoolStoppedError:
+    return OcrPoolStoppedError("the worker stopped its OCR processes before the task ended")
 
 
 def _death_error(death: _Death | None, limits: Limits, stall_seconds: float) -> OcrProcessDiedError:

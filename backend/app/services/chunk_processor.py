@@ -9,6 +9,8 @@ The recipe, one step per line in ``process`` and ``_run``:
   5. OCR its pages in the process pool, with the engine the document asked for
   6. upload the result to its path, then complete the chunk
   7. on an error: fail the chunk with the error's code; retryable ones come back later
+  8. cancelled, or the OCR processes stopped under it, while the worker stops: hand
+     the chunk back without charging its attempt
 
 Outages are waited out, not turned into failures: a blob store error on upload
 is retried (bounded, with backoff) so OCR is never redone because an upload
@@ -42,6 +44,7 @@ from app.core.logging import get_logger
 from app.engines.base import PageResult
 from app.engines.errors import (
     EngineUnavailableError,
+    OcrPoolStoppedError,
     OcrProcessDiedError,
     PageTimeoutError,
     UnknownEngineError,
@@ -77,6 +80,7 @@ class ChunkOutcome(StrEnum):
     FAILED = "failed"  # the chunk is failed with an error code
     LEASE_LOST = "lease_lost"  # another attempt owns the chunk; nothing written
     UNRECORDED = "unrecorded"  # the database stayed away past the lease; the next attempt reuses
+    STOPPED = "stopped"  # the worker stopped its OCR processes under it: handed back uncharged
 
 
 class InternalError(OCRError):
@@ -236,6 +240,12 @@ class ChunkProcessor:
         except asyncio.CancelledError:
             await self._record_cancel(lease, bound, started)
             raise
+        except OcrPoolStoppedError:
+            # The worker's shutdown stopped the OCR processes before this job saw the stop's
+            # cancel (one that asyncio lost, or one still on its way): the worker stopped, not
+            # the chunk.
+            await self._hand_back(lease, bound, started, stopped=True)
+            return ChunkOutcome.STOPPED
         except Exception as exc:  # every failure must land on the row, or the chunk waits for the sweep
             error = _domain_error(exc)
             bound.error(
@@ -548,11 +558,15 @@ class ChunkProcessor:
     async def _record_cancel(self, lease: _Lease, bound: Any, started: float) -> None:
         """The job is being cancelled: hand its chunk back (due again at once) so another worker
         takes it now, not when the sweep finds it stale. A worker that is stopping releases it
-        without charging the attempt; a job past its timeout fails it as worker_timeout. Best
-        effort, within a few seconds: what is not recorded, the sweep still finds (as a
-        worker_timeout)."""
+        without charging the attempt; a job past its timeout fails it as worker_timeout."""
+        await self._hand_back(lease, bound, started, stopped=self._stopping)
+
+    async def _hand_back(self, lease: _Lease, bound: Any, started: float, *, stopped: bool) -> None:
+        """Release the chunk uncharged as worker_stopped (`stopped`), or fail it as a
+        worker_timeout. Best effort, within a few seconds: what is not recorded, the sweep still
+        finds (as a worker_timeout)."""
         write: Callable[[], Awaitable[DocumentOCRChunk]]
-        if self._stopping:
+        if stopped:
             code: str = ErrorCode.WORKER_STOPPED
             write = partial(self.service.release_chunk, lease.token, error_message=_STOPPED_MESSAGE)
         else:

@@ -78,7 +78,10 @@ class PageTimeoutBudget:
     async def _asked(self, count: Awaitable[int], document_id: UUID, event: str) -> int | None:
         """The count Redis answers, or None (logged as event) when it does not in time."""
         try:
-            return await asyncio.wait_for(count, self.ask_seconds)
+            # Not wait_for: on 3.11 it loses a cancel (the worker's stop) that lands as Redis
+            # answers, and the chunk would be read on past its worker's stop.
+            async with asyncio.timeout(self.ask_seconds):
+                return await count
         except (QueueUnavailableError, RedisError, TimeoutError) as exc:  # any: it is best-effort
             log.warning(event, document_id=str(document_id), error=str(exc) or type(exc).__name__)
             return None

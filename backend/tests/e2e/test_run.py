@@ -321,7 +321,17 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
         document_id,
     )
     assert cut_short  # the chunk being read when Ctrl-C came
-    assert [tuple(row) for row in cut_short] == [("pending", "worker_stopped", 1, 4)] * len(cut_short)
+    assert [tuple(row) for row in cut_short] == [("pending", "worker_stopped", 1, 4)] * len(cut_short), (
+        _worker_complaints(tmp_path / "data" / "logs")
+    )
+
+
+def _worker_complaints(logs: Path) -> str:
+    """The warnings and errors of `run`'s worker log (a failure says how a chunk ended)."""
+    lines = [line for path in sorted(logs.glob("*.log")) for line in path.read_text().splitlines()]
+    return "\n".join(
+        line[:2000] for line in lines if '"level": "warning"' in line or '"level": "error"' in line
+    )
 
 
 @pytest.mark.timeout(240)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import ForkServerProcess
 from pathlib import Path
 
 import psutil
+import pytest
 from PIL import Image
 from structlog.testing import capture_logs
 
 from app.engines._tesseract_exec import tesseract_process
+from app.engines.errors import OcrPoolStoppedError
 from app.engines.null import NullEngine
 from app.engines.pool import make_ocr_pool, recognize_in_process, stop_ocr_pool
 from app.pdf.samples import make_born_digital_pdf, page_text, render_scan
@@ -104,10 +105,13 @@ def test_stopping_a_busy_pool_kills_its_processes_and_their_tesseract(tmp_path: 
     """The tesseract command an OCR process runs (its orientation guess) dies with it. A process
     at work is killed at once, not waited for: the pool stops when its work is done or given up,
     and what the task would return has no reader (a stopping worker waited out the timeout, 5 s
-    by default, for nothing)."""
+    by default, for nothing). Each task the stop cut short, running or queued, ends with
+    OcrPoolStoppedError (a worker hands its chunk back uncharged), not cancelled (its caller
+    was not) nor broken (as a process that died on a page), and so does one submitted after."""
     image = _four_pages_in_one_image(tmp_path / "four.tif")
     pool = make_ocr_pool(2)
     running = [pool.submit(tesseract_process, str(image), "stdout", "--dpi", "300", "tsv") for _ in range(2)]
+    queued = pool.submit(tesseract_process, str(image), "stdout", "--dpi", "300", "tsv")
     server = _forkserver()
     # Past its first second of CPU, tesseract has written its TSV header: a tesseract whose parent
     # dies before that dies of SIGPIPE on the write, armed or not.
@@ -127,5 +131,7 @@ def test_stopping_a_busy_pool_kills_its_processes_and_their_tesseract(tmp_path: 
     while not all(_gone(p) for p in tesseracts):
         assert time.monotonic() < deadline, f"tesseract outlived its OCR process: {tesseracts}"
         time.sleep(0.02)
-    for future in running:  # killed mid-task: waited for, the tasks would have finished
-        assert isinstance(future.exception(timeout=10), BrokenProcessPool)
+    for future in [*running, queued]:  # killed mid-task: waited for, they would have finished
+        assert isinstance(future.exception(timeout=10), OcrPoolStoppedError)
+    with pytest.raises(OcrPoolStoppedError):
+        pool.submit(tesseract_process, str(image), "stdout", "--dpi", "300", "tsv")

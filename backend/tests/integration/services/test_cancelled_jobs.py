@@ -15,8 +15,10 @@ import asyncpg
 import pytest
 from arq.connections import ArqRedis
 
+from app.engines.pool import stop_ocr_pool
 from app.models.ocr_chunk import ChunkStatus, DocumentOCRChunk
 from app.pdf.samples import make_scanned_pdf
+from app.services.chunk_processor import ChunkOutcome
 from app.services.planner import start_document
 from app.services.queue import QUEUE_NAME, ArqJobQueue, chunk_job_id
 from app.services.runtime import Runtime
@@ -132,6 +134,39 @@ async def test_a_job_cancelled_again_while_it_hands_back_is_handed_back_before_t
         closing = asyncio.ensure_future(runtime.close())  # what the worker's shutdown hook does next
         await asyncio.sleep(0.5)
     await closing
+
+    row = await pool.fetchrow(
+        "select status, error_code, attempt_count, max_attempts from document_ocr_chunks where id = $1",
+        chunk.id,
+    )
+    assert tuple(row) == ("pending", "worker_stopped", 1, 4)
+    assert await arq_redis.zscore(QUEUE_NAME, chunk_job_id(chunk.id, 2)) is not None  # due again
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("when", ["mid-read", "before-read"])
+async def test_ocr_processes_stopped_under_a_chunk_hand_it_back_uncharged(
+    runtime: Runtime, arq_redis: ArqRedis, matter_id: UUID, tmp_path: Path, pool: asyncpg.Pool, when: str
+) -> None:
+    """The worker's shutdown stops its OCR processes (stop_ocr_pool) once its jobs have ended;
+    a job that had not seen the stop's cancel (asyncio lost it) was still reading. Its read
+    ended with the pool's own error (a killed process, or no process to run on), which the chunk
+    took as an internal error: failed, its attempt charged (seen as `chunk-ocr run` stopped by
+    SIGTERM from a script). The worker stopped, not the chunk: it is handed back uncharged."""
+    chunk = await _one_chunk_scan(runtime, arq_redis, matter_id, tmp_path / "scan.pdf", pages=12)
+    runtime.processor.stop_requested()  # the worker's stop, first (handle_sig)
+    if when == "before-read":  # the job reaches the pool after the shutdown stopped it
+        await asyncio.to_thread(stop_ocr_pool, runtime.executor)
+    job = asyncio.ensure_future(runtime.processor.process(str(chunk.id)))
+
+    async def reading() -> bool:
+        return (await runtime.service.get_chunk(chunk.id)).status is ChunkStatus.PROCESSING
+
+    if when == "mid-read":
+        await _until(reading)
+        await asyncio.sleep(1.5)  # in tesseract: about 10 s of OCR
+        await asyncio.to_thread(stop_ocr_pool, runtime.executor)
+    assert await asyncio.wait_for(job, 30) is ChunkOutcome.STOPPED
 
     row = await pool.fetchrow(
         "select status, error_code, attempt_count, max_attempts from document_ocr_chunks where id = $1",

@@ -6,6 +6,7 @@ a thousand times the limit."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from pathlib import Path
 from uuid import UUID, uuid4
@@ -137,6 +138,28 @@ async def test_without_redis_pages_keep_the_full_limit(pipeline_settings: Settin
             assert await budget.timed_out(document_id, error, None) == (error, None)
         finally:
             await redis.aclose()
+
+
+async def test_a_stop_that_lands_as_redis_answers_is_not_lost(
+    pipeline_settings: Settings, arq_redis: ArqRedis
+) -> None:
+    """Every chunk asks Redis its document's count before it reads. A cancel (the worker's stop)
+    that landed in the same turn of the loop as Redis's answer was lost in asyncio.wait_for
+    (Python 3.11): the chunk read on past its worker's stop, and the OCR processes were stopped
+    under it. The answer and the cancel are made to land together here."""
+    budget = PageTimeoutBudget(ArqJobQueue(arq_redis), pipeline_settings)
+    answer: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def count() -> int:  # Redis's reply, when the test gives it
+        return await answer
+
+    asking = asyncio.ensure_future(budget._asked(count(), uuid4(), "page_timeouts_unknown"))
+    for _ in range(3):  # the question is out: the ask awaits its answer
+        await asyncio.sleep(0)
+    answer.set_result(0)
+    asking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asking
 
 
 @pytest.mark.timeout(120)
