@@ -166,10 +166,10 @@ class ChunkProcessor:
     # Set when the worker begins to stop (a signal, Ctrl-C, close): a chunk job cancelled from
     # then on is handed back uncharged (ocr_release_chunk), not failed as a timeout.
     _stopping: bool = field(default=False, init=False)
-    # Hand-backs of cancelled jobs still being written: a job cancelled a second time while it
-    # hands its chunk back (arq's close cancels again what its stop cancelled) ends at once and
-    # leaves its hand-back running, which the worker's shutdown must await (settle) before it
-    # closes the database under it.
+    # Claims, and hand-backs of cancelled jobs, still being written: a job cancelled a second time
+    # while it hands its chunk back (arq's close cancels again what its stop cancelled) ends at
+    # once and leaves its hand-back running, which the worker's shutdown must await (settle)
+    # before it closes the database under it.
     _handing_back: set[asyncio.Future[Any]] = field(default_factory=set, init=False)
 
     def stop_requested(self) -> None:
@@ -204,10 +204,11 @@ class ChunkProcessor:
 
     async def _process(self, chunk_id: str) -> ChunkOutcome:
         claim = self._claimer()
+        claiming = self._shielded(self._with_database(claim, deadline=time.monotonic() + self._threshold))
         try:
-            chunk = await self._with_database(claim, deadline=time.monotonic() + self._threshold)
+            chunk = await asyncio.shield(claiming)
         except asyncio.CancelledError:
-            await self._hand_back_claim(claim)
+            await self._hand_back_claim(claim, claiming)
             raise
         except RepositoryUnavailableError as exc:
             log.warning(
@@ -275,16 +276,26 @@ class ChunkProcessor:
         holder = f"{self.worker_id[: WORKER_ID_MAX - 9]}/{secrets.token_hex(4)}"
         return _Claim(self.service, holder, self.queue.run_id)
 
-    async def _hand_back_claim(self, claim: _Claim) -> None:
-        """The job was cancelled while it claimed: the claim may have committed and lost its
-        answer, which left its chunk leased to nobody until the stale sweep charged it an attempt.
-        What the holder holds is handed back as a chunk cancelled while read is. Best effort,
-        within a few seconds."""
-        if not claim.called:
+    async def _hand_back_claim(
+        self, claim: _Claim, claiming: asyncio.Future[DocumentOCRChunk | None]
+    ) -> None:
+        """The job was cancelled while it claimed. The claim (`claiming`, shielded) runs on to its
+        answer, and what it took is handed back as a chunk cancelled while read is. Cancelled
+        itself, it could commit after the hand-back looked for it: a cancel request that reaches
+        the database after the commit, or an HTTP request the server runs on, while a second
+        cancel (arq's close) ended the job before the first was answered. The chunk was then left
+        leased to nobody until the stale sweep charged it an attempt. A claim whose answer was
+        lost (a dropped connection) may have committed too: what its holder holds is handed
+        back. Best effort, within a few seconds."""
+        if not claim.called:  # not begun: it never will
+            claiming.cancel()
             return
 
         async def hand_back() -> None:
-            held = await self.service.held_chunk(claim.holder)
+            try:
+                held = await claiming
+            except OCRError:
+                held = await self.service.held_chunk(claim.holder)
             if held is not None:
                 bound = log.bind(
                     chunk_id=str(held.id), document_id=str(held.document_id), worker_id=claim.holder

@@ -15,13 +15,15 @@ import asyncpg
 import pytest
 from arq.connections import ArqRedis
 
+from app.core.config import Settings
 from app.engines.pool import stop_ocr_pool
 from app.models.ocr_chunk import ChunkStatus, DocumentOCRChunk
 from app.pdf.samples import make_scanned_pdf
 from app.services.chunk_processor import ChunkOutcome
 from app.services.planner import start_document
 from app.services.queue import QUEUE_NAME, ArqJobQueue, chunk_job_id
-from app.services.runtime import Runtime
+from app.services.runtime import Runtime, build_runtime
+from tests.late_cancels import late_cancels
 
 
 async def _one_chunk_scan(
@@ -174,3 +176,67 @@ async def test_ocr_processes_stopped_under_a_chunk_hand_it_back_uncharged(
     )
     assert tuple(row) == ("pending", "worker_stopped", 1, 4)
     assert await arq_redis.zscore(QUEUE_NAME, chunk_job_id(chunk.id, 2)) is not None  # due again
+
+
+@pytest.mark.timeout(120)
+async def test_a_job_cancelled_twice_while_its_claim_waits_leaves_no_chunk_leased(
+    pipeline_settings: Settings,
+    arq_redis: ArqRedis,
+    matter_id: UUID,
+    tmp_path: Path,
+    pool: asyncpg.Pool,
+    database_url: str,
+) -> None:
+    """A stop cancels a job whose claim is still at the database, and arq's close cancels the job
+    again before the first cancel is answered. The job looked for what its claim held, found
+    nothing yet, and ended; then the claim committed (its cancel request reached the database
+    too late, as on a busy machine), and the chunk stayed leased to nobody until the stale sweep
+    charged it an attempt (seen as `chunk-ocr run` stopped by SIGTERM). The claim's own answer
+    now says what to hand back. Here the claim waits on a table lock, and the cancel request is
+    held back until the claim has committed."""
+    async with late_cancels(database_url) as proxy:
+        settings = pipeline_settings.model_copy(update={"database_url": proxy.url})
+        runtime = await build_runtime(settings, ArqJobQueue(arq_redis), worker_id="late-cancels")
+        try:
+            chunk = await _one_chunk_scan(runtime, arq_redis, matter_id, tmp_path / "scan.pdf", pages=1)
+            runtime.processor.stop_requested()
+
+            async def claims(where: str) -> int:
+                return int(
+                    await pool.fetchval(
+                        "select count(*) from pg_stat_activity"
+                        f" where {where} and query like '%ocr_claim_for_holder%' and pid <> pg_backend_pid()"
+                    )
+                )
+
+            async def claim_waits() -> bool:
+                return await claims("wait_event_type = 'Lock'") == 1
+
+            async def claim_ended() -> bool:
+                return await claims("state = 'active'") == 0
+
+            async with pool.acquire() as holder:
+                locked = holder.transaction()
+                await locked.start()
+                await holder.execute("lock table public.document_ocr_chunks in exclusive mode")
+                job = asyncio.ensure_future(runtime.processor.process(str(chunk.id)))
+                await _until(claim_waits)
+                job.cancel()  # the stop
+                await asyncio.sleep(0.3)
+                job.cancel()  # arq's close
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait_for(job, 30)
+                await locked.commit()  # the claim goes on, and commits
+            await _until(claim_ended)
+            await runtime.processor.settle()
+            proxy.release()
+            await asyncio.sleep(0.2)  # the late cancel request, if any, reaches an idle server
+        finally:
+            await runtime.close()
+
+    row = await pool.fetchrow(
+        "select status, error_code, attempt_count, max_attempts from document_ocr_chunks where id = $1",
+        chunk.id,
+    )
+    assert row["status"] != "processing", "left leased to nobody"
+    assert tuple(row) == ("pending", "worker_stopped", 1, 4)
