@@ -255,15 +255,22 @@ def test_text_layer_engine_on_a_born_digital_file_says_nothing(
     assert [line for line in result.stderr.splitlines() if line.startswith("chunk-ocr: ")] == []
 
 
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a job a script starts in the background
+# Sets SIGINT as its first argument names, then execs the rest: SIG_IGN as for a job a script
+# starts in the background; SIG_DFL as at a terminal, whatever the suite inherited (a suite
+# started in the background by a shell without job control ignores SIGINT, and so would the
+# command, which Python then leaves ignored: it ran on to exit 0). Not a preexec_fn: with one,
+# CPython runs the at-fork handlers of gRPC (live in this process once a Vision test has run
+# in it) between fork and exec, and gRPC's aborted the child (CI: "run exited -6", "epoll_wait
+# error: Bad file descriptor").
+_EXEC_WITH_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, getattr(signal, sys.argv[1]));"
+    " os.execv(sys.argv[2], sys.argv[2:])"
+)
 
 
-def _heed_sigint() -> None:
-    """As at a terminal, whatever the suite inherited (a suite started in the background by a
-    shell without job control ignores SIGINT, and so would the command, which Python then
-    leaves ignored: it ran on to exit 0)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def _with_sigint(disposition: str, *argv: str) -> list[str]:
+    """argv run with SIGINT set to disposition ("SIG_IGN" or "SIG_DFL"), in the same process."""
+    return [sys.executable, "-c", _EXEC_WITH_SIGINT, disposition, *argv]
 
 
 @pytest.mark.timeout(120)
@@ -282,11 +289,11 @@ async def test_ctrl_c_says_which_documents_are_left_queued(
     stale sweep charged it an attempt: it now stops `run` as Ctrl-C does."""
     pdf = tmp_path / f"interrupted-{uuid4().hex[:8]}.pdf"
     make_scanned_pdf(pdf, pages=8, seed=3)
+    argv = ["run", str(pdf), "--out", str(tmp_path / "out"), "--engine", "tesseract"]
+    argv += ["--chunk-pages", "1", "--ocr-processes", "1"]
     process = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "app.cli", "run", str(pdf), "--out", str(tmp_path / "out")],
-        *["--engine", "tesseract", "--chunk-pages", "1", "--ocr-processes", "1"],
+        *_with_sigint("SIG_IGN" if sigint_ignored else "SIG_DFL", sys.executable, "-m", "app.cli", *argv),
         env=cli_env | {"WORKER_GRACE_SECONDS": "0"},
-        preexec_fn=_ignore_sigint if sigint_ignored else _heed_sigint,
         cwd=REPO_ROOT,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -346,14 +353,10 @@ async def test_running_a_stopped_file_again_goes_on_with_its_document(
     argv = ["run", str(pdf), "--out", str(tmp_path / "out"), "--engine", "tesseract"]
     argv += ["--chunk-pages", "1", "--ocr-processes", "1"]
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "app.cli",
-        *argv,
+        *_with_sigint("SIG_DFL", sys.executable, "-m", "app.cli", *argv),
         env=cli_env,
         cwd=REPO_ROOT,
         stderr=asyncio.subprocess.PIPE,
-        preexec_fn=_heed_sigint,
     )
     document_id = None
     deadline = time.monotonic() + 90  # two pages take seconds: past this, say what the run did
