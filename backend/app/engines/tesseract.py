@@ -64,6 +64,7 @@ from app.engines._pages import (
 from app.engines._read_pages import page_read
 from app.engines._rules import SLANT, has_rules, unruled
 from app.engines._shading import evened
+from app.engines._specks import despeckled
 from app.engines._tesseract_api import reader
 from app.engines._tesseract_api import version as library_version
 from app.engines._tesseract_exec import (
@@ -150,6 +151,7 @@ class TesseractEngine:
             skew=page.skew,
             denoised=page.denoised,
             evened=page.evened,
+            despeckled=page.despeckled,
             unruled=page.unruled,
             read_again=len(retry),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
@@ -268,6 +270,7 @@ class _Rendered:
     undrawn: str  # form fields' text the render leaves out (a chunk has no form to draw them)
     denoised: bool = False  # its sensor noise was smoothed before reading (_denoise)
     evened: bool = False  # its paper was evened out before reading: unevenly lit or banded (_shading)
+    despeckled: bool = False  # lone specks of dust were painted out before reading (_specks)
     unruled: bool = False  # thin rules along its lines were taken off before reading (_rules)
 
 
@@ -289,6 +292,7 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
             page.close()
         image, smoothed = denoised(image)
         image, lit = evened(image, dpi)  # before the measure, whose own threshold is the page's
+        image, dusty = despeckled(image, dpi)  # on even paper, with which the specks are painted
         lines = _measure(image, number, dpi)
         skew = lines.skew if abs(lines.skew) >= MIN_SKEW else 0.0
         if not skew and not lines.sideways and abs(lines.skew) >= SLANT and _has_rules(image, number, dpi):
@@ -298,7 +302,7 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
         image, ruled = _unruled(image, number, dpi, sideways=lines.sideways)
     except (OCRError, MemoryError) as exc:
         return failed_page(number, exc)
-    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit, ruled)
+    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit, dusty, ruled)
 
 
 def _has_rules(image: Image.Image, number: int, dpi: int) -> bool:
