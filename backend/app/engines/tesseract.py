@@ -5,8 +5,9 @@ in memory and read by this process's tesseract, whose model is loaded once per
 process and language (_tesseract_api.py): a page at a time, so one page image
 is held at a time. Pages with nothing on them are answered without OCR. A grainy
 page is smoothed (_denoise.py), and an unevenly lit one, or one with shaded bands
-under its text, has its paper evened out (_shading.py), before anything else
-looks at it; a page that needs neither pays a few milliseconds of measuring.
+under its text, has its paper evened out (_shading.py), and a dusty one has its
+lone specks painted out (_specks.py), before anything else looks at it; a page
+that needs none of these pays some 25 ms of measuring.
 Once it is straight, thin rules that touch its text (an underline at the
 letters' feet, a line struck through them) are painted out (_rules.py), and a
 page whose rules tilt by a fifth of a degree or more is straightened for them.
