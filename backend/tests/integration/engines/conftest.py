@@ -1,16 +1,19 @@
 """Sample PDFs the engine tests share, made once per session (a 300 DPI scan takes a moment),
-and the loopback Vision server."""
+the loopback Vision server, and the benchmark's own sample pages."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from app.pdf.samples import make_scanned_pdf
 from tests.vision_fake import VisionServer, serve_vision
+
+REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
 @dataclass(frozen=True)
@@ -33,3 +36,12 @@ def scan_2p(tmp_path_factory: pytest.TempPathFactory) -> Sample:
 def vision() -> Iterator[VisionServer]:
     with serve_vision() as server:
         yield server
+
+
+@pytest.fixture
+def bench_samples(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """The benchmark's pages: its economy scan, and its dense one."""
+    monkeypatch.syspath_prepend(str(REPO_ROOT))  # where `python -m bench` runs
+    import bench._samples
+
+    return bench._samples

@@ -17,17 +17,6 @@ from tests.corpus.specks import dusted, dusty_fax, dusty_page
 from tests.integration.engines.test_denoise import _page_image
 from tests.pdf_factories import cer
 
-REPO_ROOT = Path(__file__).resolve().parents[4]
-
-
-@pytest.fixture
-def bench_samples(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """The benchmark's pages: its economy scan, and its dense one."""
-    monkeypatch.syspath_prepend(str(REPO_ROOT))  # where `python -m bench` runs
-    import bench._samples
-
-    return bench._samples
-
 
 def _read(image: Image.Image, path: Path, dpi: int = DPI) -> str:
     image.save(path, "PDF", resolution=dpi)
