@@ -124,7 +124,7 @@ def _in_rows(lone: Image.Image, cells: _Cells, reach: int) -> Image.Image:
 
 def _either_side(
     marks: Image.Image, window: tuple[int, int], offset: tuple[int, int]
-) -> tuple[Image.Image, ...]:
+) -> tuple[Image.Image, Image.Image]:
     """255 where marks has a mark in the window (across, down) centred offset (right, down)
     before each cell; and where it has one as far after it."""
     near = lightest(marks, *window)

@@ -22,8 +22,7 @@ def _count(mask: Image.Image) -> int:
 
 def _painted(clean: Image.Image, dirty: Image.Image, out: Image.Image) -> tuple[int, float]:
     """Pixels of the clean page's ink that out lost; and the share of the dust's ink it lost."""
-    lost = _ink(dirty).point(lambda v: 255 - v)  # not ink in out: painted, where dirty had ink
-    lost = ImageChops.darker(_ink(dirty), _ink(out).point(lambda v: 255 - v))
+    lost = ImageChops.subtract(_ink(dirty), _ink(out))  # ink in dirty that out has not
     dust = ImageChops.subtract(_ink(dirty), _ink(clean))
     return _count(ImageChops.darker(_ink(clean), lost)), _count(ImageChops.darker(dust, lost)) / _count(dust)
 
