@@ -34,16 +34,18 @@ def dusty_page(seed: int, *, points: float = 11.5) -> tuple[Image.Image, Image.I
     return dusted(clean, seed), clean, wrapped(text)
 
 
-def dusty_fax(seed: int) -> tuple[Image.Image, str]:
-    """A 200 DPI black and white page (a fax) under 2,500 specks of a pixel or two, and its text."""
+def dusty_fax(seed: int) -> tuple[Image.Image, Image.Image, str]:
+    """A 200 DPI black and white page (a fax) under 2,500 specks of a pixel or two, the same page
+    clean, and its text as laid out."""
     text = page_text(0, seed)
     page = render_scan(text).resize((round(PAGE_INCHES[0] * 200), round(PAGE_INCHES[1] * 200)))
+    clean = page.point(lambda v: 255 if v > 128 else 0)
     rng = random.Random(seed)
     draw = ImageDraw.Draw(page)
     for _ in range(2500):
         x, y = rng.randrange(page.width), rng.randrange(page.height)
         draw.rectangle((x, y, x + rng.choice((0, 0, 1)), y + rng.choice((0, 1))), fill=0)
-    return page.point(lambda v: 255 if v > 128 else 0).convert("1"), wrapped(text)
+    return page.point(lambda v: 255 if v > 128 else 0).convert("1"), clean, wrapped(text)
 
 
 def contents_page(seed: int = 1, *, leader: str = " .") -> tuple[Image.Image, str]:

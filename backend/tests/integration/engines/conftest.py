@@ -9,8 +9,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from PIL import Image
 
 from app.pdf.samples import make_scanned_pdf
+from tests.integration.engines.test_denoise import _page_image
 from tests.vision_fake import VisionServer, serve_vision
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
@@ -45,3 +47,13 @@ def bench_samples(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     import bench._samples
 
     return bench._samples
+
+
+@pytest.fixture
+def plain_pages(tmp_path: Path, bench_samples: ModuleType) -> dict[str, Image.Image]:
+    """Pages no clean-up step should touch, as the tesseract engine gets them: the app's sample
+    scan, and a page each of the benchmark's economy and dense scans."""
+    make_scanned_pdf(tmp_path / "sample.pdf", 1)
+    bench_samples.make_degraded_scan_pdf(tmp_path / "degraded.pdf", 1)
+    bench_samples.make_dense_scan_pdf(tmp_path / "dense.pdf", 1)
+    return {name: _page_image(tmp_path / f"{name}.pdf") for name in ("sample", "degraded", "dense")}

@@ -12,7 +12,6 @@ from PIL import Image
 from app.engines._pages import open_pdf
 from app.engines._rules import unruled
 from app.engines.tesseract import TesseractEngine, _render, _Rendered
-from app.pdf.samples import make_scanned_pdf
 from tests.corpus.rules import KINDS, ruled_lines_image, ruled_table_image, save_scan
 from tests.integration.engines.test_denoise import _page_image
 from tests.pdf_factories import cer
@@ -94,12 +93,8 @@ def test_a_table_whose_text_sits_on_its_rules_is_left_as_it_is(tmp_path: Path) -
     assert cer(text, _read(path)) < 0.2
 
 
-def test_pages_without_rules_come_back_as_they_were(tmp_path: Path, bench_samples: ModuleType) -> None:
+def test_pages_without_rules_come_back_as_they_were(plain_pages: dict[str, Image.Image]) -> None:
     """The app's sample scans (serif print whose letters' feet meet on a row), the benchmark's
     economy and dense scans: no run of ink on them is taken for a rule."""
-    make_scanned_pdf(tmp_path / "sample.pdf", 1)
-    bench_samples.make_degraded_scan_pdf(tmp_path / "degraded.pdf", 1)
-    bench_samples.make_dense_scan_pdf(tmp_path / "dense.pdf", 1)
-    for name in ("sample", "degraded", "dense"):
-        image = _page_image(tmp_path / f"{name}.pdf")
+    for name, image in plain_pages.items():
         assert unruled(image, 300) == (image, False), name
