@@ -47,6 +47,7 @@ from app.engines.errors import EngineUnavailableError, TesseractFailedError, Tes
 from app.engines.languages import learned_installed
 
 _PSM_AUTO = 3  # fully automatic page segmentation, no OSD: the tesseract command's default
+PSM_BLOCK = 6  # one block of lines, read top to bottom (what follows a page's leaders: _leader_lines)
 _NAMES = ("libtesseract.so.5", "libtesseract.so", "libtesseract.5.dylib", "libtesseract.dylib")
 
 
@@ -151,14 +152,18 @@ class TesseractReader:
             if not self._lib.TessBaseAPISetVariable(self._handle, name.encode(), value.encode()):
                 raise ValueError(f"tesseract has no variable {name!r} that takes {value!r}")
 
-    def read(self, image: Image.Image, *, dpi: int, timeout: float = 300) -> list[TsvWord]:
-        """The words tesseract reads on image (8-bit grayscale, or converted to it) at dpi."""
+    def read(
+        self, image: Image.Image, *, dpi: int, timeout: float = 300, psm: int = _PSM_AUTO
+    ) -> list[TsvWord]:
+        """The words tesseract reads on image (8-bit grayscale, or converted to it) at dpi, its
+        page segmented as psm says (fully automatic, unless told)."""
         if image.mode != "L":
             image = image.convert("L")
         pixels = image.tobytes()
         with self._lock, self._stderr_kept():
             lib, handle = self._lib, self._handle
             lib.TessBaseAPISetVariable(handle, b"user_defined_dpi", str(dpi).encode())
+            lib.TessBaseAPISetPageSegMode(handle, psm)
             lib.TessBaseAPISetImage(handle, pixels, image.width, image.height, 1, image.width)
             monitor = lib.TessMonitorCreate()
             lib.TessMonitorSetDeadlineMSecs(monitor, int(timeout * 1000))
@@ -177,6 +182,7 @@ class TesseractReader:
             finally:
                 lib.TessMonitorDelete(monitor)
                 lib.TessBaseAPIClear(handle)
+                lib.TessBaseAPISetPageSegMode(handle, _PSM_AUTO)
         return words
 
     @contextlib.contextmanager

@@ -50,6 +50,8 @@ from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
 from app.engines._annotations import annotation_text, joined_text, undrawn_field_text
 from app.engines._denoise import denoised
+from app.engines._leader_lines import after_strips, leader_words, placed, unread
+from app.engines._leaders import Leader, without_leaders
 from app.engines._orientation import LEVEL, MIN_SKEW, Lines, measure, straighten, turn
 from app.engines._page_clock import paused_page_clock
 from app.engines._pages import (
@@ -66,7 +68,7 @@ from app.engines._read_pages import page_read
 from app.engines._rules import SLANT, has_rules, unruled
 from app.engines._shading import evened
 from app.engines._specks import despeckled
-from app.engines._tesseract_api import reader
+from app.engines._tesseract_api import PSM_BLOCK, reader
 from app.engines._tesseract_api import version as library_version
 from app.engines._tesseract_exec import (
     TsvWord,
@@ -154,13 +156,33 @@ class TesseractEngine:
             evened=page.evened,
             despeckled=page.despeckled,
             unruled=page.unruled,
+            leaders=len(page.leaders),
             read_again=len(retry),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         if isinstance(words, TesseractFailedError):
             failure = TesseractFailedError(f"page {page.number}: {words.message}", page=page.number)
             return failed_page(page.number, failure)
-        return _page_result(page, words, rotation)
+        return _page_result(page, self._with_leaders(page, words, rotation), rotation)
+
+    def _with_leaders(self, page: _Rendered, words: list[TsvWord], rotation: int) -> list[TsvWord]:
+        """The page's words with its dotted leaders put back in their lines (_leader_lines), what
+        follows a leader read again on its own where tesseract dropped it (a page the right way
+        up only)."""
+        if not page.leaders:
+            return words
+        missing = unread(words, page.leaders, page.image, page.dpi) if rotation == 0 else []
+        if missing:
+            strips, corner = after_strips(words, missing, page.image, page.dpi)
+            try:
+                with paused_page_clock():
+                    found = reader(self.language).read(strips, dpi=page.dpi, psm=PSM_BLOCK)
+            except TesseractFailedError as exc:
+                log.warning("leaders_failed", page=page.number, error_code=exc.code, error=exc.message)
+                found = []
+            block = max((word.block for word in words), default=0)
+            words = [*words, *placed(found, corner, block, missing, page.dpi)]
+        return leader_words(words, _leaders_at(page, rotation), page.dpi)
 
     def _guess(self, page: _Rendered) -> int:
         """tesseract's guess of the clockwise turn that makes the page upright (0 without one)."""
@@ -273,6 +295,7 @@ class _Rendered:
     evened: bool = False  # its paper was evened out before reading: unevenly lit or banded (_shading)
     despeckled: bool = False  # lone specks of dust were painted out before reading (_specks)
     unruled: bool = False  # thin rules along its lines were taken off before reading (_rules)
+    leaders: tuple[Leader, ...] = ()  # dotted leaders taken off before reading, put back after
 
 
 def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered | PageResult:
@@ -301,9 +324,10 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
         if skew:
             image = straighten(image, skew)
         image, ruled = _unruled(image, number, dpi, sideways=lines.sideways)
+        image, leaders = (image, ()) if lines.sideways else _without_leaders(image, number, dpi)
     except (OCRError, MemoryError) as exc:
         return failed_page(number, exc)
-    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit, dusty, ruled)
+    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit, dusty, ruled, leaders)
 
 
 def _has_rules(image: Image.Image, number: int, dpi: int) -> bool:
@@ -332,6 +356,21 @@ def _unruled(image: Image.Image, number: int, dpi: int, *, sideways: bool) -> tu
         return image, False
 
 
+def _without_leaders(image: Image.Image, number: int, dpi: int) -> tuple[Image.Image, tuple[Leader, ...]]:
+    """The page with its dotted leaders taken off, and the leaders (_leaders); the page as it
+    came, logged, when that fails."""
+    try:
+        return without_leaders(image, dpi)
+    except Exception as exc:  # as in _measure: the page itself is fine, and is read as it came
+        log.warning(
+            "leaders_failed",
+            page=number,
+            error_code="leaders_look_failed",
+            error=f"{type(exc).__name__}: {exc}",
+        )
+        return image, ()
+
+
 def _measure(image: Image.Image, number: int, dpi: int) -> Lines:
     """The page's lines as measured, or level when measuring fails (the page is read as it came)."""
     try:
@@ -346,6 +385,25 @@ def _measure(image: Image.Image, number: int, dpi: int) -> Lines:
             error=f"{type(exc).__name__}: {exc}",
         )
         return LEVEL
+
+
+def _leaders_at(page: _Rendered, rotation: int) -> list[Leader]:
+    """The page's leaders where they are on its image turned by rotation: upside down (the only
+    turn of a page whose lines run across, where leaders are looked for) or as it came."""
+    if rotation != 180:
+        return list(page.leaders)
+    width, height = page.image.size
+    return [
+        Leader(
+            width - leader.right,
+            height - leader.bottom,
+            width - leader.left,
+            height - leader.top,
+            leader.dots,
+            leader.spaced,
+        )
+        for leader in page.leaders
+    ]
 
 
 def _turned(page: _Rendered, rotation: int) -> Image.Image | None:
