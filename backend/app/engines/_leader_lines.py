@@ -1,11 +1,17 @@
 """The dotted leaders taken off a page (_leaders) put back in tesseract's words of it.
 
 Without its leaders, tesseract reads a table of contents well, but as two columns: the titles,
-then the page numbers in a column of their own. Each leader joins its line again: the words
-level with it that end just before it (its title) are followed by the leader, as a word of its
-own, and by the words level with it that start just after it (its number), which are taken from
-wherever tesseract read them and given the title's line. A leader with no word beside it (a
-dotted rule) is left out of the text, as tesseract leaves out a drawn one.
+then the page numbers in a column of their own, or not at all (a column of short numbers alone
+at the right margin is often dropped). Each leader joins its line again: the word level with it
+that ends just before it (its title's last) is followed by the leader, as a word of its own,
+and by the words level with it that start just after it (its number), which are taken from
+wherever tesseract read them and given the title's line. Where nothing was read after a leader
+but there is ink there, what follows the leaders on their lines is read again on its own, as
+one block of lines (unread, after_strips, placed). A leader with no word beside it (a dotted
+rule) is left out of the text, as tesseract leaves out a drawn one.
+
+"Level with" follows the leader's own tilt (a page tilted by less than the engine straightens
+still drifts by a line's height across a table of contents).
 """
 
 from __future__ import annotations
@@ -15,8 +21,7 @@ from dataclasses import replace
 
 from PIL import Image
 
-from app.engines._leaders import INK_LEVELS as _INK_LEVELS
-from app.engines._leaders import Leader
+from app.engines._leaders import INK_LEVELS, Leader
 from app.engines._tesseract_exec import TsvWord
 
 BESIDE_INCHES = 0.5  # a word this near a leader's end, level with it, is beside it
@@ -26,10 +31,11 @@ LINE_INCHES = 0.15  # a line's height above a leader's feet, when it has no titl
 DESCENT = 0.3  # of a line's height, below its feet
 MARGIN = 0.1  # of a line's height, above and below it
 
+_Key = tuple[int, int, int]  # a word's block, paragraph and line
+
 
 def leader_words(words: Sequence[TsvWord], leaders: Sequence[Leader], dpi: int) -> list[TsvWord]:
-    """tesseract's words of a page with each leader in its line, read at dpi; the words as they
-    came when there are no leaders."""
+    """tesseract's words of a page read at dpi with each leader in its line."""
     out = list(words)
     for leader in sorted(leaders, key=lambda leader: (leader.top, leader.left)):
         out = _joined(out, leader, dpi)
@@ -37,17 +43,17 @@ def leader_words(words: Sequence[TsvWord], leaders: Sequence[Leader], dpi: int) 
 
 
 def unread(words: Sequence[TsvWord], leaders: Sequence[Leader], image: Image.Image, dpi: int) -> list[Leader]:
-    """The leaders with ink just after them (within BESIDE_INCHES, level with them) where no
-    word was read: tesseract drops a column of page numbers standing alone at the right margin."""
+    """The leaders with ink just after them on their line (within BESIDE_INCHES) where no word
+    was read."""
     missing = []
     for leader in leaders:
         if _beside(words, leader, dpi)[1] is not None:
             continue
-        top, bottom = _rows(words, leader, dpi)
         right = min(image.width, leader.right + round(BESIDE_INCHES * dpi))
+        top, bottom = _rows(words, leader, right, dpi)
         if (
             right > leader.right
-            and image.crop((leader.right, top, right, bottom)).point(_INK_LEVELS).getbbox()
+            and image.crop((leader.right, top, right, bottom)).point(INK_LEVELS).getbbox()
         ):
             missing.append(leader)
     return missing
@@ -56,14 +62,14 @@ def unread(words: Sequence[TsvWord], leaders: Sequence[Leader], image: Image.Ima
 def after_strips(
     words: Sequence[TsvWord], leaders: Sequence[Leader], image: Image.Image, dpi: int
 ) -> tuple[Image.Image, tuple[int, int]]:
-    """What follows each leader on its line (AFTER_INCHES of it) on blank paper, cut to the
-    strips' bounds, and where that image's corner is on the page: to be read on its own."""
+    """What follows each leader on its line (up to AFTER_INCHES, and up to the first word read
+    there) on blank paper, cut to the strips' bounds; and where that image's corner is on the
+    page. To be read on its own, as one block of lines."""
     strips = []
     for leader in leaders:
-        top, bottom = _rows(words, leader, dpi)
-        middle = (leader.top + leader.bottom) / 2
-        read = [word.left for word in words if word.left > leader.right and _level(word, middle, leader)]
-        right = min([image.width, leader.right + round(AFTER_INCHES * dpi), *read])  # not what was read
+        read = [word.left for word in words if word.left > leader.right and _level(word, leader)]
+        right = min([image.width, leader.right + round(AFTER_INCHES * dpi), *read])
+        top, bottom = _rows(words, leader, right, dpi)
         strips.append((leader.right, top, right, bottom))
     left, top = min(strip[0] for strip in strips), min(strip[1] for strip in strips)
     right, bottom = max(strip[2] for strip in strips), max(strip[3] for strip in strips)
@@ -77,8 +83,8 @@ def placed(
     words: Sequence[TsvWord], corner: tuple[int, int], block: int, leaders: Sequence[Leader], dpi: int
 ) -> list[TsvWord]:
     """Words read on an image whose corner is at corner on the page, moved there, their blocks
-    numbered from block (after the page's own): only those that follow one of leaders (as
-    _beside finds them; what else a strip holds, a speck read as a letter, is not kept)."""
+    numbered from block (after the page's own): only those that follow one of leaders (what
+    else a strip holds, a speck read as a letter, is not kept)."""
     moved = [
         replace(word, block=block + word.block, left=word.left + corner[0], top=word.top + corner[1])
         for word in words
@@ -91,32 +97,39 @@ def placed(
     return [word for i, word in enumerate(moved) if i in kept]
 
 
-def _rows(words: Sequence[TsvWord], leader: Leader, dpi: int) -> tuple[int, int]:
-    """The rows of a leader's line, a little more: its title's line's (the last word alone may
-    be short, a number is as tall as a capital), or LINE_INCHES above its dots' feet when it has
-    no title; and as far below them as the line's descenders go."""
-    before = _beside(words, leader, dpi)[0]
-    if before is None:
-        height = round(LINE_INCHES * dpi)
-        top, bottom = leader.bottom - height, leader.bottom
-    else:
-        key = _key(words[before])
-        line = [word for word in words if _key(word) == key]
-        top, bottom = min(word.top for word in line), max(word.top + word.height for word in line)
-        height = bottom - top
-    margin = round(MARGIN * height)
-    return max(0, top - margin), max(bottom, leader.bottom + round(DESCENT * height)) + margin
-
-
-def _key(word: TsvWord) -> tuple[int, int, int]:
-    return word.block, word.paragraph, word.line
+def _joined(words: list[TsvWord], leader: Leader, dpi: int) -> list[TsvWord]:
+    """words with the leader put after its title, and its number after it, on the title's line."""
+    before, after = _beside(words, leader, dpi)
+    if before is None and after is None:
+        return words
+    number = _run(words, after, dpi) if after is not None else []
+    anchor = words[before] if before is not None else words[number[0]]
+    block, paragraph, line = _key(anchor)
+    confidences = [words[i].confidence for i in ([before] if before is not None else []) + number]
+    dots = TsvWord(
+        block,
+        paragraph,
+        line,
+        leader.text,
+        sum(confidences) / len(confidences),
+        leader.left,
+        leader.top,
+        leader.right - leader.left,
+        leader.bottom - leader.top,
+    )
+    moved = [dots] + [replace(words[i], block=block, paragraph=paragraph, line=line) for i in number]
+    taken = set(number)
+    rest = [word for i, word in enumerate(words) if i not in taken]
+    # After its title; with none, it starts its number's line, where the number was read.
+    last = before if before is not None else number[0] - 1
+    at = sum(1 for i in range(last + 1) if i not in taken)
+    return rest[:at] + moved + rest[at:]
 
 
 def _beside(words: Sequence[TsvWord], leader: Leader, dpi: int) -> tuple[int | None, int | None]:
-    """The word that ends just before the leader, level with it (its title), and the one that
-    starts just after it (its number), by their indexes in words."""
-    middle = (leader.top + leader.bottom) / 2
-    level = [i for i, word in enumerate(words) if _level(word, middle, leader)]
+    """The word that ends just before the leader, level with it (its title's last), and the one
+    that starts just after it (its number's first), by their indexes in words."""
+    level = [i for i, word in enumerate(words) if _level(word, leader)]
     reach = BESIDE_INCHES * dpi
     before = max(
         (i for i in level if leader.left - reach <= _right(words[i]) <= leader.left + 1),
@@ -131,52 +144,54 @@ def _beside(words: Sequence[TsvWord], leader: Leader, dpi: int) -> tuple[int | N
     return before, after
 
 
-def _joined(words: list[TsvWord], leader: Leader, dpi: int) -> list[TsvWord]:
-    before, after = _beside(words, leader, dpi)
-    if before is None and after is None:
-        return words
-    number = _run(words, after, dpi) if after is not None else []
-    anchor = words[before] if before is not None else words[number[0]]
-    line = (anchor.block, anchor.paragraph, anchor.line)
-    confidences = [words[i].confidence for i in ([before] if before is not None else []) + number]
-    dots = TsvWord(
-        *line,
-        leader.text,
-        sum(confidences) / len(confidences),
-        leader.left,
-        leader.top,
-        leader.right - leader.left,
-        leader.bottom - leader.top,
-    )
-    moved = [dots] + [replace(words[i], block=line[0], paragraph=line[1], line=line[2]) for i in number]
-    taken = set(number)
-    rest = [word for i, word in enumerate(words) if i not in taken]
-    if before is not None:  # after its title
-        at = sum(1 for i in range(before + 1) if i not in taken)
-    else:  # no title: the leader starts its number's line, where the number was read
-        at = sum(1 for i in range(number[0]) if i not in taken)
-    return rest[:at] + moved + rest[at:]
-
-
-def _level(word: TsvWord, middle: float, leader: Leader) -> bool:
-    """Whether the leader's middle is within the word's height, give or take the leader's."""
-    slack = leader.bottom - leader.top
+def _level(word: TsvWord, leader: Leader) -> bool:
+    """Whether the leader's line, where the word is, passes within the word's height (give or
+    take the height of a dot)."""
+    middle = leader.middle_at(word.left + word.width / 2)
+    slack = leader.dot_height
     return word.top - slack <= middle <= word.top + word.height + slack
+
+
+def _rows(words: Sequence[TsvWord], leader: Leader, right: int, dpi: int) -> tuple[int, int]:
+    """The rows of a leader's line from its end to right, a little more: as tall as its title's
+    line (its last word alone may be short; a number is as tall as a capital), or LINE_INCHES
+    above its dots' feet when it has no title; and as far below them as descenders go."""
+    before = _beside(words, leader, dpi)[0]
+    if before is None:
+        height = round(LINE_INCHES * dpi)
+        top, bottom, x = (
+            round(leader.middle_at(leader.right)) - height,
+            round(leader.middle_at(leader.right)),
+            leader.right,
+        )
+    else:
+        key = _key(words[before])
+        line = [word for word in words if _key(word) == key]
+        top, bottom = min(word.top for word in line), max(word.top + word.height for word in line)
+        height, x = bottom - top, _right(words[before])
+    # Where the leader's tilt takes the line between its end and right.
+    drops = [leader.middle_at(at) - leader.middle_at(x) for at in (leader.right, right)]
+    feet = leader.middle_at(x) + max(drops) + leader.dot_height / 2 + DESCENT * height
+    margin = round(MARGIN * height)
+    return max(0, round(top + min(drops)) - margin), round(max(bottom + max(drops), feet)) + margin
+
+
+def _key(word: TsvWord) -> _Key:
+    return word.block, word.paragraph, word.line
 
 
 def _right(word: TsvWord) -> int:
     return word.left + word.width
 
 
-def _run(words: list[TsvWord], first: int, dpi: int) -> list[int]:
+def _run(words: Sequence[TsvWord], first: int, dpi: int) -> list[int]:
     """first, and the words after it on its line with gaps of RUN_INCHES at most."""
     run = [first]
-    key = (words[first].block, words[first].paragraph, words[first].line)
     for i in range(first + 1, len(words)):
-        word, last = words[i], words[run[-1]]
-        if (word.block, word.paragraph, word.line) != key or not 0 <= word.left - _right(
-            last
-        ) <= RUN_INCHES * dpi:
+        if (
+            _key(words[i]) != _key(words[first])
+            or not 0 <= words[i].left - _right(words[run[-1]]) <= RUN_INCHES * dpi
+        ):
             break
         run.append(i)
     return run

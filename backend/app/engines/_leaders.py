@@ -64,10 +64,35 @@ class Leader:
     bottom: int
     dots: int
     spaced: bool  # set with a space between its dots (". . . ."), not close ("....")
+    first: float  # the middle row of its first dot
+    last: float  # and of its last (a leader tilts with its page)
 
     @property
     def text(self) -> str:
         return (" " if self.spaced else "").join("." * self.dots)
+
+    @property
+    def dot_height(self) -> float:
+        return max(1.0, self.bottom - self.top - abs(self.last - self.first))
+
+    def middle_at(self, x: float) -> float:
+        """The row of its dots' middle at column x (on along its tilt past its ends)."""
+        if self.right - self.left <= 1:
+            return self.first
+        return self.first + (self.last - self.first) * (x - self.left) / (self.right - self.left)
+
+    def turned(self, width: int, height: int) -> Leader:
+        """The leader on its page image (width x height) turned upside down."""
+        return Leader(
+            width - self.right,
+            height - self.bottom,
+            width - self.left,
+            height - self.top,
+            self.dots,
+            self.spaced,
+            height - self.last,
+            height - self.first,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +296,8 @@ def _leader(row: list[_Mark], dpi: int) -> list[tuple[Leader, list[_Mark]]]:
         max(mark.bottom for mark in row),
         len(row),
         sum(gaps) / len(gaps) >= SPACED * width,
+        (row[0].top + row[0].bottom) / 2,
+        (row[-1].top + row[-1].bottom) / 2,
     )
     return [(leader, row)]
 
@@ -291,7 +318,16 @@ def _joined(found: list[tuple[Leader, list[_Mark]]]) -> list[tuple[Leader, list[
         skipped = max(0, round((leader.left - last.right) / pitch) - 1) if pitch else 0
         top, bottom = min(last.top, leader.top), max(last.bottom, leader.bottom)
         out[match] = (
-            Leader(last.left, top, leader.right, bottom, last.dots + skipped + leader.dots, last.spaced),
+            Leader(
+                last.left,
+                top,
+                leader.right,
+                bottom,
+                last.dots + skipped + leader.dots,
+                last.spaced,
+                last.first,
+                leader.last,
+            ),
             [*marks, _Mark(last.right, top, leader.left, bottom), *dots],
         )
     return out

@@ -392,18 +392,7 @@ def _leaders_at(page: _Rendered, rotation: int) -> list[Leader]:
     turn of a page whose lines run across, where leaders are looked for) or as it came."""
     if rotation != 180:
         return list(page.leaders)
-    width, height = page.image.size
-    return [
-        Leader(
-            width - leader.right,
-            height - leader.bottom,
-            width - leader.left,
-            height - leader.top,
-            leader.dots,
-            leader.spaced,
-        )
-        for leader in page.leaders
-    ]
+    return [leader.turned(*page.image.size) for leader in page.leaders]
 
 
 def _turned(page: _Rendered, rotation: int) -> Image.Image | None:
