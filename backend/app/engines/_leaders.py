@@ -225,7 +225,11 @@ def _measured(
     image: Image.Image, box: tuple[int, int, int, int], dpi: int
 ) -> list[tuple[Leader, list[_Mark]]]:
     """The leaders among the marks in box (runs of dots at an even pitch), with their dots."""
-    band = _ink(image, box)
+    reach = math.ceil(CLEAR_INCHES * dpi)
+    # The ink of the box and of CLEAR_INCHES above and below it, where its dots must have none.
+    top = max(0, box[1] - reach)
+    around = _ink(image, (box[0], top, box[2], min(image.height, box[3] + reach)))
+    band = around.crop((0, box[1] - top, around.width, box[3] - top))
     columns = band.reduce((1, band.height)).tobytes().translate(_IS_INK)
     largest, smallest = DOT_INCHES * dpi, SPECK_INCHES * dpi
     gap = GAP_INCHES * dpi
@@ -235,9 +239,8 @@ def _measured(
         bounds = band.crop((found.start(), 0, found.end(), band.height)).getbbox()
         if bounds is None:
             continue
-        _, top, _, bottom = bounds
-        mark = _Mark(box[0] + found.start(), box[1] + top, box[0] + found.end(), box[1] + bottom)
-        if not _is_dot(mark, box, largest, smallest) or not _clear(image, mark, dpi):
+        mark = _Mark(box[0] + found.start(), box[1] + bounds[1], box[0] + found.end(), box[1] + bounds[3])
+        if not _is_dot(mark, box, largest, smallest) or not _clear(around, (box[0], top), mark, reach):
             leaders.extend(_leader(row, dpi))
             row = []
         elif row and not _in_step(row, mark, gap):
@@ -257,12 +260,13 @@ def _is_dot(mark: _Mark, box: tuple[int, int, int, int], largest: float, smalles
     return box[1] < mark.top and mark.bottom < box[3]
 
 
-def _clear(image: Image.Image, mark: _Mark, dpi: int) -> bool:
-    """Whether there is no ink within CLEAR_INCHES above or below a dot (beside it, a pixel)."""
-    reach = math.ceil(CLEAR_INCHES * dpi)
-    left, right = max(0, mark.left - 1), min(image.width, mark.right + 1)
-    above = _ink(image, (left, max(0, mark.top - reach), right, mark.top))
-    below = _ink(image, (left, mark.bottom, right, min(image.height, mark.bottom + reach)))
+def _clear(around: Image.Image, corner: tuple[int, int], mark: _Mark, reach: int) -> bool:
+    """Whether there is no ink within reach above or below a dot (and a pixel either side of
+    it), in around: the ink about it, whose corner is at corner on the page."""
+    left, right = max(0, mark.left - 1 - corner[0]), min(around.width, mark.right + 1 - corner[0])
+    top, bottom = mark.top - corner[1], mark.bottom - corner[1]
+    above = around.crop((left, max(0, top - reach), right, top))
+    below = around.crop((left, bottom, right, min(around.height, bottom + reach)))
     return above.getbbox() is None and below.getbbox() is None
 
 

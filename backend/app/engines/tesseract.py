@@ -166,14 +166,15 @@ class TesseractEngine:
         return _page_result(page, self._with_leaders(page, words, rotation), rotation)
 
     def _with_leaders(self, page: _Rendered, words: list[TsvWord], rotation: int) -> list[TsvWord]:
-        """The page's words with its dotted leaders put back in their lines (_leader_lines), what
-        follows a leader read again on its own where tesseract dropped it (a page the right way
-        up only)."""
+        """The page's words with its dotted leaders put back in their lines (_leader_lines), and
+        what follows a leader read again on its own where tesseract dropped it."""
         if not page.leaders:
             return words
-        missing = unread(words, page.leaders, page.image, page.dpi) if rotation == 0 else []
-        if missing:
-            strips, corner = after_strips(words, missing, page.image, page.dpi)
+        leaders = _leaders_at(page, rotation)
+        image = _turned(page, rotation) if rotation else page.image
+        missing = unread(words, leaders, image, page.dpi) if image is not None else []
+        if image is not None and missing:
+            strips, corner = after_strips(words, missing, image, page.dpi)
             try:
                 with paused_page_clock():
                     found = reader(self.language).read(strips, dpi=page.dpi, psm=PSM_BLOCK)
@@ -182,7 +183,7 @@ class TesseractEngine:
                 found = []
             block = max((word.block for word in words), default=0)
             words = [*words, *placed(found, corner, block, missing, page.dpi)]
-        return leader_words(words, _leaders_at(page, rotation), page.dpi)
+        return leader_words(words, leaders, page.dpi)
 
     def _guess(self, page: _Rendered) -> int:
         """tesseract's guess of the clockwise turn that makes the page upright (0 without one)."""
