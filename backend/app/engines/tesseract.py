@@ -11,6 +11,9 @@ that needs none of these pays some 25 ms of measuring.
 Once it is straight, thin rules that touch its text (an underline at the
 letters' feet, a line struck through them) are painted out (_rules.py), and a
 page whose rules tilt by a fifth of a degree or more is straightened for them.
+Then dotted leaders (a table of contents', a form's) are painted out
+(_leaders.py), and put back in the words read, each number moved to its
+title's line (_leader_lines.py).
 
 Orientation and skew, in proportion to what a page needs:
 
