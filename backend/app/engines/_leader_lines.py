@@ -26,6 +26,7 @@ from app.engines._tesseract_exec import TsvWord
 
 BESIDE_INCHES = 0.5  # a word this near a leader's end, level with it, is beside it
 RUN_INCHES = 0.3  # the words after a leader's number go with it across gaps no wider than this
+ROW_INCHES = 1.5  # and the rest of its row goes with it, across gaps no wider than this
 AFTER_INCHES = 1.5  # what follows a leader on its line, read again where tesseract dropped it
 LINE_INCHES = 0.15  # a line's height above a leader's feet, when it has no title to measure
 DESCENT = 0.3  # of a line's height, below its feet
@@ -38,7 +39,7 @@ def leader_words(words: Sequence[TsvWord], leaders: Sequence[Leader], dpi: int) 
     """tesseract's words of a page read at dpi with each leader in its line."""
     out = list(words)
     for leader in sorted(leaders, key=lambda leader: (leader.top, leader.left)):
-        out = _joined(out, leader, dpi)
+        out = _joined(out, leader, leaders, dpi)
     return out
 
 
@@ -97,12 +98,13 @@ def placed(
     return [word for i, word in enumerate(moved) if i in kept]
 
 
-def _joined(words: list[TsvWord], leader: Leader, dpi: int) -> list[TsvWord]:
-    """words with the leader put after its title, and its number after it, on the title's line."""
+def _joined(words: list[TsvWord], leader: Leader, leaders: Sequence[Leader], dpi: int) -> list[TsvWord]:
+    """words with the leader put after its title, and its number after it, on the title's line
+    (with the rest of its row: a statement's second column of figures)."""
     before, after = _beside(words, leader, dpi)
     if before is None and after is None:
         return words
-    number = _run(words, after, dpi) if after is not None else []
+    number = _rest_of_row(words, _run(words, after, dpi), leader, leaders, dpi) if after is not None else []
     anchor = words[before] if before is not None else words[number[0]]
     block, paragraph, line = _key(anchor)
     confidences = [words[i].confidence for i in ([before] if before is not None else []) + number]
@@ -124,6 +126,32 @@ def _joined(words: list[TsvWord], leader: Leader, dpi: int) -> list[TsvWord]:
     last = before if before is not None else number[0] - 1
     at = sum(1 for i in range(last + 1) if i not in taken)
     return rest[:at] + moved + rest[at:]
+
+
+def _rest_of_row(
+    words: Sequence[TsvWord], number: list[int], leader: Leader, leaders: Sequence[Leader], dpi: int
+) -> list[int]:
+    """number, and the words level with the leader after it, wherever tesseract read them, each
+    within ROW_INCHES of the one before: up to one that another leader on the row follows (the
+    next entry of a table of contents set in two columns)."""
+    row = list(number)
+    taken = set(number)
+    after = sorted(
+        (
+            i
+            for i, word in enumerate(words)
+            if i not in taken and word.left > _right(words[row[-1]]) and _level(word, leader)
+        ),
+        key=lambda i: words[i].left,
+    )
+    for i in after:
+        word = words[i]
+        if word.left - _right(words[row[-1]]) > ROW_INCHES * dpi:
+            break
+        if any(other.left > word.left and _level(word, other) for other in leaders if other is not leader):
+            break
+        row.append(i)
+    return row
 
 
 def _beside(words: Sequence[TsvWord], leader: Leader, dpi: int) -> tuple[int | None, int | None]:

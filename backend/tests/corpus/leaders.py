@@ -69,6 +69,42 @@ def price_list_image(
     return _leadered(entries, points=points, face=face, style=style, dpi=DPI)
 
 
+def statement_image(seed: int = 4, *, points: float = 10.0) -> tuple[Image.Image, str]:
+    """An income statement: 12 items, each with its leader out to two columns of figures, this
+    year's and last year's, 1.4 inches apart."""
+    rng = random.Random(seed)
+    items = (
+        "Revenue",
+        "Cost of sales",
+        "Gross profit",
+        "Administrative expenses",
+        "Operating profit",
+        "Finance costs",
+        "Profit before tax",
+        "Taxation",
+        "Profit for the year",
+        "Dividends paid",
+        "Retained profit",
+        "Earnings per share",
+    )
+    scale = DPI / 72
+    page, draw = _page(DPI)
+    font = ImageFont.truetype(FACES["serif"], size=round(points * scale))
+    lines = []
+    for index, item in enumerate(items):
+        y = DPI + round(index * points * 2.2 * scale)
+        figures = [f"{rng.randrange(1, 999)},{rng.randrange(100, 999)}" for _ in range(2)]
+        rights = [
+            (RIGHT - 1.4) * DPI - draw.textlength(figures[0], font=font),
+            RIGHT * DPI - draw.textlength(figures[1], font=font),
+        ]
+        for figure, right in zip(figures, rights, strict=True):
+            draw.text((right, y), figure, font=font, fill=0)
+        dots = _dots(draw, font, LEFT * DPI, item, rights[0], y, 0.0, points * scale)
+        lines.append(f"{item} {dots} {figures[0]} {figures[1]}")
+    return page, "\n".join(lines)
+
+
 def form_image(*, points: float = 12.0, face: str = "serif") -> tuple[Image.Image, str]:
     """A form to fill in by hand: labels, each with a dotted line to write on (one line has two,
     the second after a label of its own), and a line of prose between them."""

@@ -20,7 +20,13 @@ from app.engines._pages import open_pdf
 from app.engines.base import PageResult
 from app.engines.tesseract import TesseractEngine, _render, _Rendered
 from app.pdf.samples import DPI
-from tests.corpus.leaders import contents_image, form_image, price_list_image, reportlab_contents_pdf
+from tests.corpus.leaders import (
+    contents_image,
+    form_image,
+    price_list_image,
+    reportlab_contents_pdf,
+    statement_image,
+)
 from tests.pdf_factories import cer
 
 _ENTRY = re.compile(r"^\d+ .+ \.(?: ?\.)* \S.*$")  # number, title, leader, and what follows it
@@ -89,6 +95,13 @@ def test_a_price_list_and_a_form_are_read_right(tmp_path: Path) -> None:
     and one line has two (Signed ... Date ...). Before: 80 % and 61 % wrong."""
     for page, text in (price_list_image(), form_image()):
         assert cer(text, _read(page, tmp_path / "page.pdf").text) < 0.005
+
+
+def test_a_statements_two_columns_of_figures_follow_each_items_leader(tmp_path: Path) -> None:
+    """tesseract read the second column (1.4 inches on) as a column of its own after the rest:
+    the rest of a leader's row goes with its number. Before: 88 % wrong."""
+    page, text = statement_image()
+    assert cer(text, _read(page, tmp_path / "statement.pdf").text) < 0.01
 
 
 def test_a_table_of_contents_drawn_in_times_and_rendered_by_pdfium_is_read_right(tmp_path: Path) -> None:

@@ -53,6 +53,26 @@ def test_words_after_a_number_on_its_line_go_with_it_and_a_far_one_does_not() ->
     assert words_to_text(out) == f"Coffee {'.' * 20} 2.50 each\n\nOther"
 
 
+def test_the_rest_of_a_row_follows_its_number_up_to_the_next_entry_of_the_row() -> None:
+    """A statement's second column of figures, read as a column of its own, joins the row; in a
+    table of contents set in two columns, the right column's entry stays where it was read."""
+    statement = [
+        _word("Revenue", 300, 300),
+        _word("1,204", 1700, 300, (2, 1, 1)),
+        _word("998", 2100, 300, (3, 1, 1)),
+    ]
+    out = leader_words(statement, [_leader(460, 1680, 336)], DPI)
+    assert words_to_text(out) == f"Revenue {'.' * 20} 1,204 998"
+    columns = [
+        _word("Intro", 300, 300),
+        _word("3", 1100, 300, (1, 2, 1)),
+        _word("Results", 1300, 300, (2, 1, 1)),
+        _word("40", 2200, 300, (2, 2, 1)),
+    ]
+    out = leader_words(columns, [_leader(420, 1080, 336), _leader(1460, 2180, 336)], DPI)
+    assert words_to_text(out) == f"Intro {'.' * 20} 3\n\nResults {'.' * 20} 40"
+
+
 def test_a_form_line_has_its_leader_after_its_label_and_a_second_after_the_second_label() -> None:
     words = [_word("Signed", 300, 300), _word("Date", 1400, 300)]
     leaders = [_leader(460, 1360, 336, 30), _leader(1520, 2200, 336, 25)]
