@@ -18,7 +18,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from app.engines import _tesseract_api, _tesseract_words
-from app.engines._tesseract_api import reader
+from app.engines._tesseract_api import PSM_BLOCK, reader
+from app.engines._tesseract_exec import words_to_text
 from app.pdf.samples import SENTENCES, font
 from tests.corpus.languages import german_scan, russian_scan
 from tests.integration.engines.conftest import Sample
@@ -103,6 +104,22 @@ def test_a_variable_set_on_the_reader_applies_to_what_it_reads_next() -> None:
     assert " ".join(word.text for word in tesseract.read(image, dpi=300)) == "Invoice 2041 is due on 17 March"
     with pytest.raises(ValueError, match="no_such_variable"):
         tesseract.set_variable("no_such_variable", "1")
+
+
+def test_a_page_read_as_one_block_of_lines_leaves_the_next_read_fully_automatic() -> None:
+    """psm=PSM_BLOCK (what follows a page's leaders) reads two columns across, a line of each at
+    a time; the next read without it finds the columns again, as the command does."""
+    image = Image.new("L", (2550, 900), 255)
+    draw = ImageDraw.Draw(image)
+    for row in range(6):
+        draw.text((300, 200 + 80 * row), f"left column line {row}", font=font(11), fill=0)
+        draw.text((1500, 200 + 80 * row), f"right side row {row}", font=font(11), fill=0)
+    tesseract = reader("eng")
+    for _ in range(2):
+        across = words_to_text(tesseract.read(image, dpi=300, psm=PSM_BLOCK)).splitlines()
+        assert across[0] == "left column line 0 right side row 0"
+        down = [line for line in words_to_text(tesseract.read(image, dpi=300)).splitlines() if line]
+        assert down[:2] == ["left column line 0", "left column line 1"]
 
 
 def test_a_missing_language_is_a_deployment_error() -> None:
