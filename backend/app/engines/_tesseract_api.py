@@ -9,8 +9,9 @@ reads the same pixels and gives the words of the command's TSV, the same to the 
 _tesseract_words'), with what the command sets on its own:
 page segmentation mode 3 (fully automatic, the command's default; the API's is 6) and the
 resolution `--dpi` gives (user_defined_dpi). One read may ask for another mode (what follows a
-page's dotted leaders is read as one block of lines, _leader_lines); the next is automatic again. The orientation guess (--psm 0) still runs the
-command: it is rare (pages whose lines run up and down) and reads a file.
+page's dotted leaders is read as one block of lines, _leader_lines); the next is automatic
+again. The orientation guess (--psm 0) still runs the command: it is rare (pages whose lines
+run up and down) and reads a file.
 
 libtesseract is built with OpenMP. OMP_THREAD_LIMIT=1 is set before the library is loaded
 (libgomp reads it once): the pool already has a process per core.

@@ -68,6 +68,7 @@ from app.engines._pages import (
     undecodable_content,
 )
 from app.engines._read_pages import page_read
+from app.engines._row_cells import cells_on_rows
 from app.engines._rules import SLANT, has_rules, unruled
 from app.engines._shading import evened
 from app.engines._specks import despeckled
@@ -166,7 +167,7 @@ class TesseractEngine:
         if isinstance(words, TesseractFailedError):
             failure = TesseractFailedError(f"page {page.number}: {words.message}", page=page.number)
             return failed_page(page.number, failure)
-        return _page_result(page, self._with_leaders(page, words, rotation), rotation)
+        return _page_result(page, cells_on_rows(self._with_leaders(page, words, rotation)), rotation)
 
     def _with_leaders(self, page: _Rendered, words: list[TsvWord], rotation: int) -> list[TsvWord]:
         """The page's words with its dotted leaders put back in their lines (_leader_lines), and

@@ -31,7 +31,7 @@ def contents_image(
     seed: int = 1, *, points: float = 11.0, face: str = "serif", style: str = "close", dpi: int = DPI
 ) -> tuple[Image.Image, str]:
     """A table of contents: 24 titles, some of them indented, each with its leader out to its
-    page number at the right margin."""
+    page number at the right margin (style "none": no leader, the number alone there)."""
     rng = random.Random(seed)
     entries = []
     for entry in range(1, 25):
@@ -177,6 +177,10 @@ def _leadered(
         y = dpi + round(index * points * 2.0 * scale)
         right = RIGHT * dpi - draw.textlength(number, font=font)
         draw.text((right, y), number, font=font, fill=0)
+        if style == "none":  # a modern table of contents: the number alone at the right margin
+            draw.text(((LEFT + indent) * dpi, y), title, font=font, fill=0)
+            lines.append(f"{title} {number}")
+            continue
         dots = _dots(draw, font, (LEFT + indent) * dpi, title, right, y, PITCH[style], points * scale)
         lines.append(f"{title} {dots} {number}")
     return page, "\n".join(lines)
