@@ -53,6 +53,7 @@ from app.core.languages import DEFAULT_LANGUAGE
 from app.core.logging import get_logger
 from app.engines._annotations import annotation_text, joined_text, undrawn_field_text
 from app.engines._denoise import denoised
+from app.engines._dropped import dropped_boxes, kept, strips
 from app.engines._leader_lines import after_strips, leader_words, placed, unread
 from app.engines._leaders import Leader, without_leaders
 from app.engines._orientation import LEVEL, MIN_SKEW, Lines, measure, straighten, turn
@@ -167,7 +168,23 @@ class TesseractEngine:
         if isinstance(words, TesseractFailedError):
             failure = TesseractFailedError(f"page {page.number}: {words.message}", page=page.number)
             return failed_page(page.number, failure)
-        return _page_result(page, cells_on_rows(self._with_leaders(page, words, rotation)), rotation)
+        words = self._with_dropped(page, self._with_leaders(page, words, rotation), rotation)
+        return _page_result(page, cells_on_rows(words), rotation)
+
+    def _with_dropped(self, page: _Rendered, words: list[TsvWord], rotation: int) -> list[TsvWord]:
+        """The page's words and what tesseract dropped beside its lines, read again (_dropped;
+        a page the right way up only)."""
+        boxes = dropped_boxes(words, page.image, page.dpi) if rotation == 0 else []
+        if not boxes:
+            return words
+        image, corner = strips(page.image, boxes)
+        try:
+            with paused_page_clock():
+                found = reader(self.language).read(image, dpi=page.dpi, psm=PSM_BLOCK)
+        except TesseractFailedError as exc:
+            log.warning("dropped_failed", page=page.number, error_code=exc.code, error=exc.message)
+            return words
+        return [*words, *kept(found, corner, max((word.block for word in words), default=0))]
 
     def _with_leaders(self, page: _Rendered, words: list[TsvWord], rotation: int) -> list[TsvWord]:
         """The page's words with its dotted leaders put back in their lines (_leader_lines), and

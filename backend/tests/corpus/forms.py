@@ -1,6 +1,6 @@
 """Pages whose rows cross a wide gap without a leader or a rule: a form's questions with boxes to
-tick for the answers, and, to be left as tesseract reads them, a list of short items set in two
-columns and a page of prose in two columns. Read as they came, tesseract read the form's
+tick for the answers, and, to be left as tesseract reads them, a list of words set in two
+columns, a page of prose in two columns and a column of prose beside a list. Read as they came, tesseract read the form's
 questions, then every "Yes", then every "No" (54 % of the page wrong, ocrmypdf alike).
 
 300 DPI; each builder returns the page and its text a row to a line (the lists and the prose
@@ -63,6 +63,22 @@ def two_column_prose_image(seed: int = 4, *, points: float = 10.0) -> tuple[Imag
             draw.text((x, DPI + row * round(points * 1.4 * DPI / 72)), line, font=face, fill=0)
         columns.append(lines)
     return page, "\n".join(columns[0] + columns[1])
+
+
+def prose_beside_list_image(seed: int = 5, *, points: float = 10.0) -> tuple[Image.Image, str]:
+    """A column of prose, 3.1 inches wide, beside a list of 30 items of a word or two on the same
+    rows."""
+    rng = random.Random(seed)
+    page, draw = _page()
+    face = font(points)
+    step = round(points * 1.4 * DPI / 72)
+    text = " ".join(rng.choice(SENTENCES) for _ in range(30))
+    prose = textwrap.wrap(text, width=42)[:30]
+    items = [" ".join(rng.choice(SENTENCES).split()[: rng.randrange(1, 3)]) for _ in prose]
+    for row, (line, item) in enumerate(zip(prose, items, strict=True)):
+        draw.text((DPI, DPI + row * step), line, font=face, fill=0)
+        draw.text((4.6 * DPI, DPI + row * step), item, font=face, fill=0)
+    return page, "\n".join(prose + items)
 
 
 def _page() -> tuple[Image.Image, ImageDraw.ImageDraw]:

@@ -1,0 +1,153 @@
+"""What tesseract dropped beside a line it read, found on the page to be read again.
+
+tesseract drops a column of short words standing alone far from the rest, as a table of
+contents' page numbers at the right margin: of six tables of contents without leaders (24
+entries, 9-13 points), three came back with 2-4 of their 24 numbers, the titles all read. What
+is dropped is still on the page: ink level with a line that was read, to its right, that no
+word read covers.
+
+Each read line's row, from its end to the page's edge, is looked at on the page's ink reduced
+to LOOK_DPI with every word's box blanked: ink left there as tall as a line's letters
+(TALL of its height) and no taller than two lines, is dropped text. Its boxes are read again on
+their own (one block of lines), and only confident words (MIN_CONFIDENCE) of two letters or
+digits or more, or with a digit, are kept, as a block of their own: a speck or an empty box to
+tick read as a letter or a sign is not. Looking costs a few
+milliseconds a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from PIL import Image, ImageDraw
+
+from app.engines._tesseract_exec import TsvWord
+
+LOOK_DPI = 75  # the resolution the page's ink is looked at
+DROP = 48  # a sample this much darker than the paper is ink
+TALL = 0.5  # dropped ink is at least this share of its line's height
+GAP = 1.0  # line heights: what is dropped starts at least this far past the line's end
+MAX_SHARE = 0.1  # of the page: more than this, left out, is a picture, and is not read again
+MIN_CONFIDENCE = 60.0  # a word read again is kept when tesseract is at least this sure of it
+_MARGIN = 0.25  # line heights about a dropped box, read with it
+
+
+def dropped_boxes(words: Sequence[TsvWord], image: Image.Image, dpi: int) -> list[tuple[int, int, int, int]]:
+    """Boxes (left, top, right, bottom, in page pixels) of ink level with a line read, past its
+    end, that no word read covers."""
+    if not words or image.mode != "L":
+        return []
+    factor = max(1, round(dpi / LOOK_DPI))
+    small = image.reduce(factor) if factor > 1 else image
+    paper = _paper(small)
+    ink = small.point(lambda v: 255 if v < paper - DROP else 0)
+    draw = ImageDraw.Draw(ink)
+    for word in words:
+        draw.rectangle(
+            (
+                word.left // factor - 1,
+                word.top // factor - 1,
+                (word.left + word.width) // factor + 1,
+                (word.top + word.height) // factor + 1,
+            ),
+            fill=0,
+        )
+    boxes: list[tuple[int, int, int, int]] = []
+    for top, bottom, right in _lines(words):
+        height = bottom - top
+        start = (right + round(GAP * height)) // factor
+        if start >= ink.width:
+            continue
+        found = ink.crop((start, top // factor, ink.width, -(-bottom // factor))).getbbox()
+        if found is None:
+            continue
+        left, upper, end, lower = found
+        tall = (lower - upper) * factor
+        if tall < TALL * height or tall > 2 * height:
+            continue
+        margin = round(_MARGIN * height)
+        boxes.append(
+            (
+                max(0, (start + left) * factor - margin),
+                max(0, top - margin),
+                min(image.width, (start + end) * factor + margin),
+                min(image.height, bottom + margin),
+            )
+        )
+    boxes = _merged(boxes)
+    if sum((box[2] - box[0]) * (box[3] - box[1]) for box in boxes) > MAX_SHARE * image.width * image.height:
+        return []  # a picture beside the text, not words
+    return boxes
+
+
+def strips(
+    image: Image.Image, boxes: Sequence[tuple[int, int, int, int]]
+) -> tuple[Image.Image, tuple[int, int]]:
+    """The boxes' pixels on blank paper, cut to their bounds, and where that image's corner is
+    on the page."""
+    left, top = min(box[0] for box in boxes), min(box[1] for box in boxes)
+    right, bottom = max(box[2] for box in boxes), max(box[3] for box in boxes)
+    paper = Image.new("L", (right - left, bottom - top), 255)
+    for box in boxes:
+        paper.paste(image.crop(box), (box[0] - left, box[1] - top))
+    return paper, (left, top)
+
+
+def kept(found: Sequence[TsvWord], corner: tuple[int, int], block: int) -> list[TsvWord]:
+    """The confident words read on the strips, moved to the page, in blocks numbered from
+    block (after the page's own)."""
+    return [
+        replace(word, block=block + word.block, left=word.left + corner[0], top=word.top + corner[1])
+        for word in found
+        if word.confidence >= MIN_CONFIDENCE and _wordlike(word.text)
+    ]
+
+
+def _wordlike(text: str) -> bool:
+    """Two letters or digits or more, or a digit: a page number, a word; not a lone letter or
+    sign, which is what an empty box to tick or a speck reads as."""
+    characters = sum(1 for character in text if character.isalnum())
+    return characters >= 2 or any(character.isdigit() for character in text)
+
+
+def _lines(words: Sequence[TsvWord]) -> list[tuple[int, int, int]]:
+    """Each read line's top, bottom and right end."""
+    lines: dict[tuple[int, int, int], list[int]] = {}
+    for word in words:
+        key = (word.block, word.paragraph, word.line)
+        bounds = lines.setdefault(key, [word.top, word.top + word.height, word.left + word.width])
+        bounds[0] = min(bounds[0], word.top)
+        bounds[1] = max(bounds[1], word.top + word.height)
+        bounds[2] = max(bounds[2], word.left + word.width)
+    return [(top, bottom, right) for top, bottom, right in lines.values()]
+
+
+def _merged(boxes: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    out: list[list[int]] = []
+    for box in sorted(boxes):
+        for other in out:
+            if box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3]:
+                other[:] = [
+                    min(box[0], other[0]),
+                    min(box[1], other[1]),
+                    max(box[2], other[2]),
+                    max(box[3], other[3]),
+                ]
+                break
+        else:
+            out.append(list(box))
+    return [(a, b, c, d) for a, b, c, d in out]
+
+
+def _paper(image: Image.Image) -> int:
+    counts = image.histogram()[160:]
+    total = sum(counts)
+    if not total:
+        return 255
+    seen = 0
+    for level, count in enumerate(counts):
+        seen += count
+        if seen >= total / 2:
+            return 160 + level
+    return 255
