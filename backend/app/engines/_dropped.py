@@ -7,8 +7,9 @@ is dropped is still on the page: ink level with a line that was read, to its rig
 word read covers.
 
 Each read line's row, from its end to the page's edge, is looked at on the page's ink reduced
-to LOOK_DPI with every word's box blanked: ink left there as tall as a line's letters
-(TALL of its height) and no taller than two lines, is dropped text. Its boxes are read again on
+to LOOK_DPI with every word's box blanked: ink left there at least TALL of the line's height,
+with a row of paper within a line's height above and below it (a picture has none), is
+dropped text. Its boxes are read again on
 their own (one block of lines), and only confident words (MIN_CONFIDENCE) of two letters or
 digits or more, or with a digit, are kept, as a block of their own: a speck or an empty box to
 tick read as a letter or a sign is not. Looking costs a few
@@ -63,8 +64,9 @@ def dropped_boxes(words: Sequence[TsvWord], image: Image.Image, dpi: int) -> lis
         if found is None:
             continue
         left, upper, end, lower = found
-        tall = (lower - upper) * factor
-        if tall < TALL * height or tall > 2 * height:
+        if (lower - upper) * factor < TALL * height or _in_a_picture(
+            ink, start + left, start + end, top, bottom, factor
+        ):
             continue
         margin = round(_MARGIN * height)
         boxes.append(
@@ -79,6 +81,21 @@ def dropped_boxes(words: Sequence[TsvWord], image: Image.Image, dpi: int) -> lis
     if sum((box[2] - box[0]) * (box[3] - box[1]) for box in boxes) > MAX_SHARE * image.width * image.height:
         return []  # a picture beside the text, not words
     return boxes
+
+
+def _in_a_picture(ink: Image.Image, left: int, right: int, top: int, bottom: int, factor: int) -> bool:
+    """Whether the ink between columns left and right (of ink, reduced by factor) goes on above
+    and below the line's rows, top to bottom (on the page), with no row of paper within a line's
+    height of them: a picture, where lines of text have paper between them."""
+    height = max(1, (bottom - top) // factor)
+    first, last = top // factor, -(-bottom // factor)
+    for rows in ((max(0, first - height), first), (last, min(ink.height, last + height))):
+        if rows[1] <= rows[0]:
+            return False
+        band = ink.crop((left, rows[0], right, rows[1])).reduce((right - left, 1))
+        if 0 in band.tobytes():
+            return False  # a row of paper: lines of text
+    return True
 
 
 def strips(
