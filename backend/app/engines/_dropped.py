@@ -99,15 +99,21 @@ def _in_a_picture(ink: Image.Image, left: int, right: int, top: int, bottom: int
 
 
 def strips(
-    image: Image.Image, boxes: Sequence[tuple[int, int, int, int]]
+    image: Image.Image, boxes: Sequence[tuple[int, int, int, int]], words: Sequence[TsvWord]
 ) -> tuple[Image.Image, tuple[int, int]]:
-    """The boxes' pixels on blank paper, cut to their bounds, and where that image's corner is
-    on the page."""
+    """The boxes' pixels on blank paper, cut to their bounds, with the words already read
+    blanked (a box drawn round a field's value holds the value too); and where that image's
+    corner is on the page."""
     left, top = min(box[0] for box in boxes), min(box[1] for box in boxes)
     right, bottom = max(box[2] for box in boxes), max(box[3] for box in boxes)
     paper = Image.new("L", (right - left, bottom - top), 255)
     for box in boxes:
         paper.paste(image.crop(box), (box[0] - left, box[1] - top))
+    draw = ImageDraw.Draw(paper)
+    for word in words:
+        x, y = word.left - left, word.top - top
+        if x < paper.width and y < paper.height and x + word.width > 0 and y + word.height > 0:
+            draw.rectangle((x, y, x + word.width, y + word.height), fill=255)
     return paper, (left, top)
 
 

@@ -177,7 +177,7 @@ class TesseractEngine:
         boxes = dropped_boxes(words, page.image, page.dpi) if rotation == 0 else []
         if not boxes:
             return words
-        image, corner = strips(page.image, boxes)
+        image, corner = strips(page.image, boxes, words)
         try:
             with paused_page_clock():
                 found = reader(self.language).read(image, dpi=page.dpi, psm=PSM_BLOCK)

@@ -37,9 +37,28 @@ def test_numbers_no_word_covers_are_found_one_box_each_around_their_ink() -> Non
     for box, number in zip(sorted(boxes, key=lambda box: box[1]), numbers, strict=True):
         assert all(box[i] <= number[i] for i in (0, 1))  # it holds the number's ink
         assert all(number[i] <= box[i] for i in (2, 3))
-    image, corner = strips(page, boxes)
+    image, corner = strips(page, boxes, words)
     assert corner == (min(box[0] for box in boxes), min(box[1] for box in boxes))
     assert image.getextrema()[0] < 128  # the numbers' ink, on paper
+
+
+def test_a_word_already_read_is_blanked_on_the_strips() -> None:
+    """A box drawn round a field's value is ink no word covers, and holds the value, read
+    already: it must not be read twice."""
+    page, words, numbers = _page()
+    boxes = dropped_boxes(words, page, DPI)
+    first = numbers[0]
+    read = TsvWord(2, 1, 1, "7", 90.0, first[0], first[1], first[2] - first[0], first[3] - first[1])
+    image, corner = strips(page, boxes, [*words, read])
+    inside = (first[0] - corner[0], first[1] - corner[1], first[2] - corner[0], first[3] - corner[1])
+    assert image.crop(inside).getextrema() == (255, 255)
+    second = numbers[1]
+    assert (
+        image.crop(
+            (second[0] - corner[0], second[1] - corner[1], second[2] - corner[0], second[3] - corner[1])
+        ).getextrema()[0]
+        < 128
+    )
 
 
 def test_what_words_cover_is_not_dropped() -> None:
