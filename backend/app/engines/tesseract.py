@@ -13,7 +13,9 @@ letters' feet, a line struck through them) are painted out (_rules.py), and a
 page whose rules tilt by a fifth of a degree or more is straightened for them.
 Then dotted leaders (a table of contents', a form's) are painted out
 (_leaders.py), and put back in the words read, each number moved to its
-title's line (_leader_lines.py).
+title's line (_leader_lines.py). After reading, what tesseract dropped beside
+a line it read is read again (_dropped.py), and a column of short cells read
+on its own goes at the end of the lines it stands level with (_row_cells.py).
 
 Orientation and skew, in proportion to what a page needs:
 
