@@ -42,9 +42,9 @@ def _read(image: Image.Image, path: Path) -> str:
 def test_a_table_of_contents_without_leaders_is_read_a_title_and_its_number_a_line(
     tmp_path: Path, seed: int, points: float, face: str
 ) -> None:
-    """As tesseract read them: at 10 points the 24 numbers as a column after the titles (12 %
-    wrong); at 9, 12 and 13, only 2-4 of them, the rest dropped (12 % wrong, and no way to tell
-    which page a title is on). ocrmypdf: 27-32 % on such pages."""
+    """As tesseract read them: at 10 points the 24 numbers as a column after the titles (23 %
+    wrong); at 9, 12 and 13, only 2-4 of them, the rest dropped (12-13 % wrong, and no way to
+    tell which page a title is on). ocrmypdf reads them the same."""
     page, text = contents_image(seed, points=points, face=face, style="none")
     read = _read(page, tmp_path / "contents.pdf")
     assert cer(text, read) < 0.01
