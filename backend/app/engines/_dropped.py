@@ -23,6 +23,7 @@ from dataclasses import replace
 
 from PIL import Image, ImageDraw
 
+from app.engines._morphology import level_at
 from app.engines._tesseract_exec import TsvWord
 
 LOOK_DPI = 75  # the resolution the page's ink is looked at
@@ -164,13 +165,7 @@ def _merged(boxes: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int,
 
 
 def _paper(image: Image.Image) -> int:
+    """The median of the levels at or above 160 (255 when there are none), as _specks takes it."""
     counts = image.histogram()[160:]
     total = sum(counts)
-    if not total:
-        return 255
-    seen = 0
-    for level, count in enumerate(counts):
-        seen += count
-        if seen >= total / 2:
-            return 160 + level
-    return 255
+    return 160 + level_at(counts, total / 2) if total else 255
