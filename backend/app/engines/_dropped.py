@@ -23,8 +23,9 @@ from dataclasses import replace
 
 from PIL import Image, ImageDraw
 
-from app.engines._morphology import level_at
+from app.engines._morphology import paper_level
 from app.engines._tesseract_exec import TsvWord
+from app.engines._text_lines import merged, text_lines
 
 LOOK_DPI = 75  # the resolution the page's ink is looked at
 DROP = 48  # a sample this much darker than the paper is ink
@@ -42,7 +43,7 @@ def dropped_boxes(words: Sequence[TsvWord], image: Image.Image, dpi: int) -> lis
         return []
     factor = max(1, round(dpi / LOOK_DPI))
     small = image.reduce(factor) if factor > 1 else image
-    paper = _paper(small)
+    paper = paper_level(small)
     ink = small.point(lambda v: 255 if v < paper - DROP else 0)
     draw = ImageDraw.Draw(ink)
     for word in words:
@@ -56,7 +57,8 @@ def dropped_boxes(words: Sequence[TsvWord], image: Image.Image, dpi: int) -> lis
             fill=0,
         )
     boxes: list[tuple[int, int, int, int]] = []
-    for top, bottom, right in _lines(words):
+    for line in text_lines(words).values():
+        top, bottom, right = line.top, line.bottom, line.right
         height = bottom - top
         start = (right + round(GAP * height)) // factor
         if start >= ink.width:
@@ -78,7 +80,7 @@ def dropped_boxes(words: Sequence[TsvWord], image: Image.Image, dpi: int) -> lis
                 min(image.height, bottom + margin),
             )
         )
-    boxes = _merged(boxes)
+    boxes = merged(boxes)
     if sum((box[2] - box[0]) * (box[3] - box[1]) for box in boxes) > MAX_SHARE * image.width * image.height:
         return []  # a picture beside the text, not words
     return boxes
@@ -133,39 +135,3 @@ def _wordlike(text: str) -> bool:
     sign, which is what an empty box to tick or a speck reads as."""
     characters = sum(1 for character in text if character.isalnum())
     return characters >= 2 or any(character.isdigit() for character in text)
-
-
-def _lines(words: Sequence[TsvWord]) -> list[tuple[int, int, int]]:
-    """Each read line's top, bottom and right end."""
-    lines: dict[tuple[int, int, int], list[int]] = {}
-    for word in words:
-        key = (word.block, word.paragraph, word.line)
-        bounds = lines.setdefault(key, [word.top, word.top + word.height, word.left + word.width])
-        bounds[0] = min(bounds[0], word.top)
-        bounds[1] = max(bounds[1], word.top + word.height)
-        bounds[2] = max(bounds[2], word.left + word.width)
-    return [(top, bottom, right) for top, bottom, right in lines.values()]
-
-
-def _merged(boxes: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
-    out: list[list[int]] = []
-    for box in sorted(boxes):
-        for other in out:
-            if box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3]:
-                other[:] = [
-                    min(box[0], other[0]),
-                    min(box[1], other[1]),
-                    max(box[2], other[2]),
-                    max(box[3], other[3]),
-                ]
-                break
-        else:
-            out.append(list(box))
-    return [(a, b, c, d) for a, b, c, d in out]
-
-
-def _paper(image: Image.Image) -> int:
-    """The median of the levels at or above 160 (255 when there are none), as _specks takes it."""
-    counts = image.histogram()[160:]
-    total = sum(counts)
-    return 160 + level_at(counts, total / 2) if total else 255

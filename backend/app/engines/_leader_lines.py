@@ -23,6 +23,7 @@ from PIL import Image
 
 from app.engines._leaders import INK_LEVELS, Leader
 from app.engines._tesseract_exec import TsvWord
+from app.engines._text_lines import key_of
 
 BESIDE_INCHES = 0.5  # a word this near a leader's end, level with it, is beside it
 RUN_INCHES = 0.3  # the words after a leader's number go with it across gaps no wider than this
@@ -31,8 +32,6 @@ AFTER_INCHES = 1.5  # what follows a leader on its line, read again where tesser
 LINE_INCHES = 0.15  # a line's height above a leader's feet, when it has no title to measure
 DESCENT = 0.3  # of a line's height, below its feet
 MARGIN = 0.1  # of a line's height, above and below it
-
-_Key = tuple[int, int, int]  # a word's block, paragraph and line
 
 
 def leader_words(words: Sequence[TsvWord], leaders: Sequence[Leader], dpi: int) -> list[TsvWord]:
@@ -106,7 +105,7 @@ def _joined(words: list[TsvWord], leader: Leader, leaders: Sequence[Leader], dpi
         return words
     number = _rest_of_row(words, _run(words, after, dpi), leader, leaders, dpi) if after is not None else []
     anchor = words[before] if before is not None else words[number[0]]
-    block, paragraph, line = _key(anchor)
+    block, paragraph, line = key_of(anchor)
     confidences = [words[i].confidence for i in ([before] if before is not None else []) + number]
     dots = TsvWord(
         block,
@@ -193,8 +192,8 @@ def _rows(words: Sequence[TsvWord], leader: Leader, right: int, dpi: int) -> tup
             leader.right,
         )
     else:
-        key = _key(words[before])
-        line = [word for word in words if _key(word) == key]
+        key = key_of(words[before])
+        line = [word for word in words if key_of(word) == key]
         top, bottom = min(word.top for word in line), max(word.top + word.height for word in line)
         height, x = bottom - top, _right(words[before])
     # Where the leader's tilt takes the line between its end and right.
@@ -202,10 +201,6 @@ def _rows(words: Sequence[TsvWord], leader: Leader, right: int, dpi: int) -> tup
     feet = leader.middle_at(x) + max(drops) + leader.dot_height / 2 + DESCENT * height
     margin = round(MARGIN * height)
     return max(0, round(top + min(drops)) - margin), round(max(bottom + max(drops), feet)) + margin
-
-
-def _key(word: TsvWord) -> _Key:
-    return word.block, word.paragraph, word.line
 
 
 def _right(word: TsvWord) -> int:
@@ -217,7 +212,7 @@ def _run(words: Sequence[TsvWord], first: int, dpi: int) -> list[int]:
     run = [first]
     for i in range(first + 1, len(words)):
         if (
-            _key(words[i]) != _key(words[first])
+            key_of(words[i]) != key_of(words[first])
             or not 0 <= words[i].left - _right(words[run[-1]]) <= RUN_INCHES * dpi
         ):
             break

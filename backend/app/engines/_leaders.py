@@ -31,11 +31,11 @@ from itertools import pairwise
 
 from PIL import Image, ImageChops
 
-from app.engines._morphology import darkest, level_at, lightest
+from app.engines._morphology import darkest, level_at, lightest, paper_level
+from app.engines._text_lines import merged
 
 INK = 128  # levels darker than this are ink
 SAMPLE_DROP = 32  # a sample (8 x 2 pixels at 300 DPI) this much darker than the paper holds ink
-PAPER_FLOOR = 160  # the paper's level is the median of the samples' levels at and above this
 COLUMN_DPI = 37.5  # the cheap look's resolution across (8 pixels to a column at 300 DPI)
 ROW_DPI = 150  # and down (2 pixels to a row)
 GAP_INCHES = 0.2  # the widest gap between a leader's dots (typeset leaders: 0.02-0.1 inch)
@@ -149,7 +149,7 @@ def _bars(image: Image.Image, dpi: int) -> list[tuple[int, int, int, int]]:
     if columns < 1 or rows < 1:
         return []
     small = image.reduce((across, down), box=(0, 0, columns * across, rows * down))
-    faint = _paper(small) - SAMPLE_DROP
+    faint = paper_level(small) - SAMPLE_DROP
     small = small.point(lambda v: 255 if v < faint else 0)
     gap = _odd(GAP_INCHES * dpi / across)
     closed = darkest(lightest(small, gap, 1), gap, 1)
@@ -176,7 +176,6 @@ def _bars(image: Image.Image, dpi: int) -> list[tuple[int, int, int, int]]:
                 pieces.append([run.start(), row, run.end(), row])
             else:
                 joined[:] = [min(joined[0], run.start()), joined[1], max(joined[2], run.end()), row]
-    pieces = _merged(pieces)
     reach = math.ceil(DOT_INCHES * dpi)
     return [
         (
@@ -185,38 +184,8 @@ def _bars(image: Image.Image, dpi: int) -> list[tuple[int, int, int, int]]:
             min(image.width, (right + 1) * across),
             min(image.height, (bottom + 1) * down + reach),
         )
-        for left, top, right, bottom in pieces
+        for left, top, right, bottom in merged([(p[0], p[1], p[2], p[3]) for p in pieces], gap=1)
     ]
-
-
-def _merged(boxes: list[list[int]]) -> list[list[int]]:
-    """The boxes (left, top, right, bottom, inclusive) with those that meet or touch made one."""
-    merged: list[list[int]] = []
-    for box in sorted(boxes, key=lambda box: (box[1], box[0])):
-        for other in merged:
-            if (
-                box[0] <= other[2]
-                and other[0] <= box[2]
-                and box[1] <= other[3] + 1
-                and other[1] <= box[3] + 1
-            ):
-                other[:] = [
-                    min(box[0], other[0]),
-                    min(box[1], other[1]),
-                    max(box[2], other[2]),
-                    max(box[3], other[3]),
-                ]
-                break
-        else:
-            merged.append(box)
-    return merged if len(merged) == len(boxes) else _merged(merged)
-
-
-def _paper(image: Image.Image) -> int:
-    """The median of the levels at or above PAPER_FLOOR (255 when there are none)."""
-    counts = image.histogram()[PAPER_FLOOR:]
-    total = sum(counts)
-    return PAPER_FLOOR + level_at(counts, total / 2) if total else 255
 
 
 def _ink(image: Image.Image, box: tuple[int, int, int, int]) -> Image.Image:

@@ -1,7 +1,8 @@
 """Grey-level morphology on Pillow images, for the page clean-ups before tesseract (_shading,
 _rules): the lightest or darkest level in a rectangle around each pixel, which is dilation or
 erosion of a mask whose ink is 255 (erosion then dilation is an opening: what is left are the
-shapes at least as large as the rectangle); and the level at a rank of a histogram.
+shapes at least as large as the rectangle); the level at a rank of a histogram, and the
+paper's.
 
 Each runs along rows, then along columns, by doubling shifted copies: a few passes of Pillow's
 C code over the image, where its MaxFilter (a rank filter) took 7-32 ms on a page reduced to
@@ -54,6 +55,17 @@ def _extreme(
             padded = pick(padded, shifted)
             span += step
     return padded.crop((0, 0, width, height))
+
+
+PAPER_FLOOR = 160  # a page's paper is the median of its levels at and above this
+
+
+def paper_level(image: Image.Image) -> int:
+    """The paper's level on a page (or a reduced copy of it): the median of its levels at or
+    above PAPER_FLOOR, 255 when there are none."""
+    counts = image.histogram()[PAPER_FLOOR:]
+    total = sum(counts)
+    return PAPER_FLOOR + level_at(counts, total / 2) if total else 255
 
 
 def level_at(counts: list[int], rank: float) -> int:

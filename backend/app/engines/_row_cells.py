@@ -21,10 +21,11 @@ prose (PROSE_WORDS words a line or more, each about as wide as the widest: runni
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from statistics import median
 
 from app.engines._tesseract_exec import TsvWord
+from app.engines._text_lines import Key, Line, text_lines
 
 SHORT = 12.0  # line heights: a cell's line is no wider than this (a column of prose: 15-25)
 MIN_ROWS = 3  # lines of a column that must stand level with a line to their left
@@ -35,52 +36,27 @@ FILLED = 0.85  # the median line is at least this share of the widest in a colum
 CELLS = 0.6  # a column's lines are at most this share as wide as those they stand beside
 ALIGNED = 0.5  # of a line's height: lines whose left or right edges are this near are a column
 
-_Key = tuple[int, int, int]
 
-
-@dataclass(frozen=True, slots=True)
-class _Line:
-    key: _Key
-    left: int
-    top: int
-    right: int
-    bottom: int
-    words: int
-
-    @property
-    def height(self) -> int:
-        return max(1, self.bottom - self.top)
-
-    def joined(self, other: _Line) -> _Line:
-        """This line with other put at its end (its words its own)."""
-        return _Line(
-            self.key,
-            min(self.left, other.left),
-            min(self.top, other.top),
-            max(self.right, other.right),
-            max(self.bottom, other.bottom),
-            self.words,
-        )
-
-    def level_with(self, other: _Line) -> bool:
-        shared = min(self.bottom, other.bottom) - max(self.top, other.top)
-        return shared >= LEVEL * min(self.height, other.height)
+def _level(one: Line, other: Line) -> bool:
+    """Whether two lines stand level: they share LEVEL of the shorter one's height."""
+    shared = min(one.bottom, other.bottom) - max(one.top, other.top)
+    return shared >= LEVEL * min(one.height, other.height)
 
 
 def cells_on_rows(words: Sequence[TsvWord]) -> list[TsvWord]:
     """tesseract's words of a page with each column of short cells read on its own moved to
     the ends of the lines its cells stand level with."""
-    lines = _lines(words)
-    prose = {line.key[0] for line in lines.values() if _width(line) > SHORT * line.height}
+    lines = text_lines(words)
+    prose = {line.key[0] for line in lines.values() if line.width > SHORT * line.height}
     cells = [line for line in lines.values() if line.key[0] not in prose]
-    host: dict[_Key, _Key] = {}  # a moved line's key: the key of the line it now ends
+    host: dict[Key, Key] = {}  # a moved line's key: the key of the line it now ends
     for column in sorted(_columns(cells), key=lambda column: min(line.left for line in column)):
         keys = {line.key for line in column}
         pairs = [(line, partner) for line in column if (partner := _partner(line, lines, keys)) is not None]
         if len(pairs) < MIN_ROWS or len(pairs) < MOST * len(column):
             continue
         partners = [partner for _, partner in pairs]
-        if median(_width(line) for line, _ in pairs) > CELLS * median(_width(line) for line in partners):
+        if median(line.width for line, _ in pairs) > CELLS * median(line.width for line in partners):
             continue  # as wide as what they stand beside: a list in two columns, read down each
         if _running_text(partners):
             continue  # a list beside a column of prose
@@ -93,11 +69,11 @@ def cells_on_rows(words: Sequence[TsvWord]) -> list[TsvWord]:
     return _moved(words, host)
 
 
-def _columns(cells: list[_Line]) -> list[list[_Line]]:
+def _columns(cells: list[Line]) -> list[list[Line]]:
     """The cells in columns: lines whose left edges, or right edges, are within ALIGNED of a
     line's height of each other, and of each other's, are one column (a column of figures is
     set flush right, a column of words flush left)."""
-    columns: list[list[_Line]] = []
+    columns: list[list[Line]] = []
     for cell in sorted(cells, key=lambda cell: cell.left):
         joined = [column for column in columns if any(_aligned(cell, other) for other in column)]
         merged = [cell] + [line for column in joined for line in column]
@@ -105,66 +81,41 @@ def _columns(cells: list[_Line]) -> list[list[_Line]]:
     return columns
 
 
-def _aligned(one: _Line, other: _Line) -> bool:
+def _aligned(one: Line, other: Line) -> bool:
     reach = ALIGNED * min(one.height, other.height)
     return abs(one.left - other.left) <= reach or abs(one.right - other.right) <= reach
 
 
-def _width(line: _Line) -> int:
-    return line.right - line.left
-
-
-def _running_text(lines: list[_Line]) -> bool:
+def _running_text(lines: list[Line]) -> bool:
     """Whether lines are a column of prose: PROSE_WORDS words a line or more, and about as wide
     as each other (FILLED of the widest), where titles and questions come short and long."""
-    widths = [_width(line) for line in lines]
+    widths = [line.width for line in lines]
     return median(line.words for line in lines) >= PROSE_WORDS and median(widths) >= FILLED * max(widths)
 
 
-def _lines(words: Sequence[TsvWord]) -> dict[_Key, _Line]:
-    boxes: dict[_Key, list[TsvWord]] = {}
-    for word in words:
-        boxes.setdefault((word.block, word.paragraph, word.line), []).append(word)
-    return {
-        key: _Line(
-            key,
-            min(word.left for word in line),
-            min(word.top for word in line),
-            max(word.left + word.width for word in line),
-            max(word.top + word.height for word in line),
-            len(line),
-        )
-        for key, line in boxes.items()
-    }
-
-
-def _left(lines: dict[_Key, _Line], block: int) -> int:
-    return min(line.left for key, line in lines.items() if key[0] == block)
-
-
-def _partner(line: _Line, lines: dict[_Key, _Line], column: set[_Key]) -> _Line | None:
+def _partner(line: Line, lines: dict[Key, Line], column: set[Key]) -> Line | None:
     """The nearest line to the left of line, outside its column, level with it (None if none)."""
     beside = [
         other
         for other in lines.values()
-        if other.key not in column and other.right <= line.left and other.level_with(line)
+        if other.key not in column and other.right <= line.left and _level(other, line)
     ]
     return max(beside, key=lambda other: other.right, default=None)
 
 
-def _moved(words: Sequence[TsvWord], host: dict[_Key, _Key]) -> list[TsvWord]:
+def _moved(words: Sequence[TsvWord], host: dict[Key, Key]) -> list[TsvWord]:
     """The words with each moved line after the line it ends (after the lines moved there before
     it, in the order they were moved: left to right), keyed as that line."""
 
-    def root(key: _Key) -> _Key:
+    def root(key: Key) -> Key:
         while key in host:
             key = host[key]
         return key
 
-    guests: dict[_Key, list[_Key]] = {}
+    guests: dict[Key, list[Key]] = {}
     for key in host:  # in the order they were moved
         guests.setdefault(root(key), []).append(key)
-    by_line: dict[_Key, list[TsvWord]] = {}
+    by_line: dict[Key, list[TsvWord]] = {}
     for word in words:
         by_line.setdefault((word.block, word.paragraph, word.line), []).append(word)
     out: list[TsvWord] = []

@@ -25,11 +25,10 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageChops, ImageFilter
 
-from app.engines._morphology import both, darkest, level_at, lightest
+from app.engines._morphology import both, darkest, lightest, paper_level
 
 SPECK_DROP = 48  # a 2 x 2 block this much darker than the paper holds a speck (a pixel of ink)
 FAINT_BELOW_PAPER = 50  # what is painted of a speck: its pixels this far below the paper
-PAPER_FLOOR = 160  # the paper's level is the median of the levels at and above this
 CELL_DPI = 75  # the page is looked at in cells of about 1/75 in (4 x 4 pixels at 300 DPI)
 REACH_INCHES = 0.04  # a speck is lone when nothing else is marked within this of it
 SPECK_INCHES = 0.02  # ... no more ink than a black square of this side (a period of 11 pt type)
@@ -77,7 +76,7 @@ class _Cells:
     @classmethod
     def of(cls, half: Image.Image, cell: int, dpi: int) -> _Cells:
         cells = half.reduce(cell) if cell > 1 else half
-        paper = _paper(cells)
+        paper = paper_level(cells)
         marked = half.point(lambda v: 255 if v <= paper - SPECK_DROP else 0)
         held = (marked.reduce(cell) if cell > 1 else marked).point(lambda v: 255 if v else 0)
         reach = max(1, round(REACH_INCHES * dpi / (2 * cell)))
@@ -97,13 +96,6 @@ class _Cells:
 
 def _count(mask: Image.Image) -> int:
     return mask.histogram()[255]
-
-
-def _paper(cells: Image.Image) -> int:
-    """The median of the levels at or above PAPER_FLOOR (255 when there are none)."""
-    counts = cells.histogram()[PAPER_FLOOR:]
-    total = sum(counts)
-    return PAPER_FLOOR + level_at(counts, total / 2) if total else 255
 
 
 def _in_rows(lone: Image.Image, cells: _Cells, reach: int) -> Image.Image:
