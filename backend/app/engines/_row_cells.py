@@ -37,7 +37,7 @@ CELLS = 0.6  # a column's lines are at most this share as wide as those they sta
 ALIGNED = 0.5  # of a line's height: lines whose left or right edges are this near are a column
 
 
-def _level(one: Line, other: Line) -> bool:
+def level(one: Line, other: Line) -> bool:
     """Whether two lines stand level: they share LEVEL of the shorter one's height."""
     shared = min(one.bottom, other.bottom) - max(one.top, other.top)
     return shared >= LEVEL * min(one.height, other.height)
@@ -50,7 +50,7 @@ def cells_on_rows(words: Sequence[TsvWord]) -> list[TsvWord]:
     prose = {line.key[0] for line in lines.values() if line.width > SHORT * line.height}
     cells = [line for line in lines.values() if line.key[0] not in prose]
     host: dict[Key, Key] = {}  # a moved line's key: the key of the line it now ends
-    for column in sorted(_columns(cells), key=lambda column: min(line.left for line in column)):
+    for column in sorted(aligned_columns(cells), key=lambda column: min(line.left for line in column)):
         keys = {line.key for line in column}
         pairs = [(line, partner) for line in column if (partner := _partner(line, lines, keys)) is not None]
         if len(pairs) < MIN_ROWS or len(pairs) < MOST * len(column):
@@ -58,7 +58,7 @@ def cells_on_rows(words: Sequence[TsvWord]) -> list[TsvWord]:
         partners = [partner for _, partner in pairs]
         if median(line.width for line, _ in pairs) > CELLS * median(line.width for line in partners):
             continue  # as wide as what they stand beside: a list in two columns, read down each
-        if _running_text(partners):
+        if running_text(partners):
             continue  # a list beside a column of prose
         for line, partner in pairs:
             host[line.key] = partner.key
@@ -69,7 +69,7 @@ def cells_on_rows(words: Sequence[TsvWord]) -> list[TsvWord]:
     return _moved(words, host)
 
 
-def _columns(cells: list[Line]) -> list[list[Line]]:
+def aligned_columns(cells: list[Line]) -> list[list[Line]]:
     """The cells in columns: lines whose left edges, or right edges, are within ALIGNED of a
     line's height of each other, and of each other's, are one column (a column of figures is
     set flush right, a column of words flush left)."""
@@ -86,7 +86,7 @@ def _aligned(one: Line, other: Line) -> bool:
     return abs(one.left - other.left) <= reach or abs(one.right - other.right) <= reach
 
 
-def _running_text(lines: list[Line]) -> bool:
+def running_text(lines: list[Line]) -> bool:
     """Whether lines are a column of prose: PROSE_WORDS words a line or more, and about as wide
     as each other (FILLED of the widest), where titles and questions come short and long."""
     widths = [line.width for line in lines]
@@ -98,7 +98,7 @@ def _partner(line: Line, lines: dict[Key, Line], column: set[Key]) -> Line | Non
     beside = [
         other
         for other in lines.values()
-        if other.key not in column and other.right <= line.left and _level(other, line)
+        if other.key not in column and other.right <= line.left and level(other, line)
     ]
     return max(beside, key=lambda other: other.right, default=None)
 

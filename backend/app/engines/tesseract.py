@@ -14,8 +14,9 @@ page whose rules tilt by a fifth of a degree or more is straightened for them.
 Then dotted leaders (a table of contents', a form's) are painted out
 (_leaders.py), and put back in the words read, each number moved to its
 title's line (_leader_lines.py). After reading, what tesseract dropped beside
-a line it read is read again (_dropped.py), and a column of short cells read
-on its own goes at the end of the lines it stands level with (_row_cells.py).
+a line it read is read again (_dropped.py), a column of short cells read
+on its own goes at the end of the lines it stands level with (_row_cells.py),
+and a table read a column at a time is put back in rows (_table_rows.py).
 
 Orientation and skew, in proportion to what a page needs:
 
@@ -75,6 +76,7 @@ from app.engines._row_cells import cells_on_rows
 from app.engines._rules import SLANT, has_rules, unruled
 from app.engines._shading import evened
 from app.engines._specks import despeckled
+from app.engines._table_rows import table_rows
 from app.engines._tesseract_api import PSM_BLOCK, reader
 from app.engines._tesseract_api import version as library_version
 from app.engines._tesseract_exec import (
@@ -171,7 +173,7 @@ class TesseractEngine:
             failure = TesseractFailedError(f"page {page.number}: {words.message}", page=page.number)
             return failed_page(page.number, failure)
         words = self._with_dropped(page, self._with_leaders(page, words, rotation), rotation)
-        return _page_result(page, cells_on_rows(words), rotation)
+        return _page_result(page, table_rows(cells_on_rows(words)), rotation)
 
     def _with_dropped(self, page: _Rendered, words: list[TsvWord], rotation: int) -> list[TsvWord]:
         """The page's words and what tesseract dropped beside its lines, read again (_dropped;
