@@ -7,7 +7,10 @@ is dropped is still on the page: ink level with a line that was read, to its rig
 word read covers.
 
 Each read line's row, from GAP past its end to the page's edge, is looked at on the page's ink
-reduced to LOOK_DPI with every word's box blanked: ink left there at least TALL of the line's
+reduced to LOOK_DPI with every word's box blanked and its rules taken out (RULE_LONG along a
+row, under RULE_THICK tall: a leader drawn as a line from a title to its number, a line to
+write on; tables of contents of 24 such entries kept 2-4 of their numbers, and with the
+rules the boxes were a picture's size): ink left there at least TALL of the line's
 height, with a row of paper within a line's height above and below it (a picture has none), is
 dropped text; boxes of it over MAX_SHARE of the page are a picture. The boxes are read again on
 their own (one block of lines), the words already read blanked, and only confident words
@@ -21,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageChops, ImageDraw
 
-from app.engines._morphology import paper_level
+from app.engines._morphology import darkest, lightest, paper_level
 from app.engines._tesseract_exec import TsvWord
 from app.engines._text_lines import merged, text_lines
 
@@ -31,6 +34,8 @@ LOOK_DPI = 75  # the resolution the page's ink is looked at
 DROP = 48  # a sample this much darker than the paper is ink
 TALL = 0.5  # dropped ink is at least this share of its line's height
 GAP = 1.0  # line heights: what is dropped starts at least this far past the line's end
+RULE_LONG = 0.2  # inches: a run of ink along a row this long and under RULE_THICK tall is a rule
+RULE_THICK = 3  # rows at LOOK_DPI (0.04 in)
 MAX_SHARE = 0.1  # of the page: more than this, left out, is a picture, and is not read again
 MIN_CONFIDENCE = 60.0  # a word read again is kept when tesseract is at least this sure of it
 _MARGIN = 0.25  # line heights about a dropped box, read with it
@@ -57,13 +62,17 @@ def dropped_boxes(words: Sequence[TsvWord], image: Image.Image, dpi: int) -> lis
             fill=0,
         )
     boxes: list[tuple[int, int, int, int]] = []
+    long = round(RULE_LONG * dpi / factor)
     for line in text_lines(words).values():
         top, bottom, right = line.top, line.bottom, line.right
         height = bottom - top
         start = (right + round(GAP * height)) // factor
         if start >= ink.width:
             continue
-        found = ink.crop((start, top // factor, ink.width, -(-bottom // factor))).getbbox()
+        row = (start, top // factor, ink.width, -(-bottom // factor))
+        found = ink.crop(row).getbbox()
+        if found is not None and found[2] - found[0] >= 2 * long:  # room for a rule, and what it leads to
+            found = _without_rules(ink, row, long).getbbox()
         if found is None:
             continue
         left, upper, end, lower = found
@@ -84,6 +93,19 @@ def dropped_boxes(words: Sequence[TsvWord], image: Image.Image, dpi: int) -> lis
     if sum((box[2] - box[0]) * (box[3] - box[1]) for box in boxes) > MAX_SHARE * image.width * image.height:
         return []  # a picture beside the text, not words
     return boxes
+
+
+def _without_rules(ink: Image.Image, box: tuple[int, int, int, int], long: int) -> Image.Image:
+    """The ink (255) in box without its rules: runs along a row at least long, in ink less than
+    RULE_THICK rows tall (a leader drawn as a line, a line to write on), measured with the rows
+    about the box (a rule along its edge is not cut short there). A word's strokes are shorter; a
+    picture is thicker."""
+    left, top, right, bottom = box
+    around = ink.crop((left, top - RULE_THICK, right, bottom + RULE_THICK))  # paper beyond the page
+    runs = lightest(darkest(around, long | 1, 1), long | 1, 1)
+    thick = lightest(darkest(around, 1, RULE_THICK), 1, RULE_THICK)
+    clean = ImageChops.subtract(around, ImageChops.subtract(runs, thick))
+    return clean.crop((0, RULE_THICK, right - left, RULE_THICK + bottom - top))
 
 
 def _in_a_picture(ink: Image.Image, left: int, right: int, top: int, bottom: int, factor: int) -> bool:

@@ -95,15 +95,22 @@ def _mostly(lines: list[Line], kind: set[Key]) -> bool:
 
 
 def _sharing_rows(columns: list[list[Line]]) -> list[set[int]]:
-    """The columns (by index) in groups that share rows, each pair sharing at least MIN_ROWS
-    level lines, and MOST of the shorter column's."""
+    """The columns (by index) in groups that share rows: at least MIN_ROWS of the shorter
+    column's lines, and MOST of them, level with a line of the other beside them."""
+    column_of = {line.key: index for index, column in enumerate(columns) for line in column}
+    level_with: dict[tuple[int, int], set[Key]] = {}  # (a column, another): its lines level with the other's
+    for one, other in _level_pairs([line for column in columns for line in column]):
+        first, second = column_of[one.key], column_of[other.key]
+        if first != second:
+            level_with.setdefault((first, second), set()).add(one.key)
+            level_with.setdefault((second, first), set()).add(other.key)
     neighbours: dict[int, set[int]] = {index: set() for index in range(len(columns))}
-    for one in range(len(columns)):
-        for other in range(one + 1, len(columns)):
-            shared = _shared_rows(columns[one], columns[other])
-            if shared >= MIN_ROWS and shared >= MOST * min(len(columns[one]), len(columns[other])):
-                neighbours[one].add(other)
-                neighbours[other].add(one)
+    for (first, second), keys in level_with.items():
+        if len(columns[first]) <= len(columns[second]) and len(keys) >= max(
+            MIN_ROWS, MOST * len(columns[first])
+        ):
+            neighbours[first].add(second)
+            neighbours[second].add(first)
     groups: list[set[int]] = []
     seen: set[int] = set()
     for index in neighbours:
@@ -121,9 +128,18 @@ def _sharing_rows(columns: list[list[Line]]) -> list[set[int]]:
     return groups
 
 
-def _shared_rows(one: list[Line], other: list[Line]) -> int:
-    """How many lines of one stand level with a line of other beside it (not over it)."""
-    return sum(1 for line in one if any(level(line, partner) and _beside(line, partner) for partner in other))
+def _level_pairs(lines: list[Line]) -> list[tuple[Line, Line]]:
+    """The pairs of lines that stand level, side by side (one sweep down the page: only lines
+    that overlap in height are compared)."""
+    ordered = sorted(lines, key=lambda line: line.top)
+    pairs = []
+    for index, line in enumerate(ordered):
+        for other in ordered[index + 1 :]:
+            if other.top >= line.bottom:
+                break
+            if level(line, other) and _beside(line, other):
+                pairs.append((line, other))
+    return pairs
 
 
 def _beside(one: Line, other: Line) -> bool:
@@ -147,7 +163,7 @@ def _rows(lines: list[Line], block: int) -> dict[Key, Key]:
     below it, each less than a line's height under the one before), in rows keyed (block, 1, n)
     top to bottom. A line joins a row above it when it is level with one of the row's lines (a
     tilted row's far cells are level only through those between) and beside all of them."""
-    shared = [line for line in lines if any(level(line, other) and _beside(line, other) for other in lines)]
+    shared = [line for pair in _level_pairs(lines) for line in pair]
     top, bottom = min(line.top for line in shared), max(line.bottom for line in shared)
     for line in sorted(lines, key=lambda line: line.top):
         if bottom < line.bottom and line.top - bottom <= line.height:

@@ -24,6 +24,7 @@ FACES = {
     "sans": "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
 }
 PITCH = {"close": 0.0, "spaced": 0.25, "wide": 0.5}  # ems of space between a leader's dots
+RULED = {"underline": 1.05, "midline": 0.6}  # a rule for a leader, this many ems below the line's top
 LEFT, RIGHT = 1.0, 7.5  # inches: the margins
 
 
@@ -31,7 +32,8 @@ def contents_image(
     seed: int = 1, *, points: float = 11.0, face: str = "serif", style: str = "close", dpi: int = DPI
 ) -> tuple[Image.Image, str]:
     """A table of contents: 24 titles, some of them indented, each with its leader out to its
-    page number at the right margin (style "none": no leader, the number alone there)."""
+    page number at the right margin (style "none": no leader, the number alone there; RULED: a
+    line drawn instead of dots, which the text leaves out)."""
     rng = random.Random(seed)
     entries = []
     for entry in range(1, 25):
@@ -179,6 +181,18 @@ def _leadered(
         draw.text((right, y), number, font=font, fill=0)
         if style == "none":  # a modern table of contents: the number alone at the right margin
             draw.text(((LEFT + indent) * dpi, y), title, font=font, fill=0)
+            lines.append(f"{title} {number}")
+            continue
+        if style in RULED:  # a line drawn from the title to the number, at its feet or its middle
+            x = (LEFT + indent) * dpi
+            draw.text((x, y), title, font=font, fill=0)
+            space = draw.textlength(" ", font=font)
+            height = RULED[style] * points * scale
+            draw.line(
+                (x + draw.textlength(title, font=font) + space, y + height, right - space, y + height),
+                fill=0,
+                width=max(1, dpi // 100),
+            )
             lines.append(f"{title} {number}")
             continue
         dots = _dots(draw, font, (LEFT + indent) * dpi, title, right, y, PITCH[style], points * scale)

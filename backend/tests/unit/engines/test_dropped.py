@@ -61,6 +61,23 @@ def test_a_word_already_read_is_blanked_on_the_strips() -> None:
     )
 
 
+def test_a_rule_out_to_a_number_is_not_taken_for_text() -> None:
+    """A leader drawn as a line from each title to its number (at the letters' feet, 3 pixels
+    thick): the boxes hold the numbers, not the rules. Taken with the rules, the boxes covered
+    more than a tenth of a page of 24 entries and were taken for a picture: no number was read
+    again."""
+    page, words, numbers = _page(24)
+    draw = ImageDraw.Draw(page)
+    for word, number in zip(words, numbers, strict=True):
+        draw.line((word.left + word.width + 30, number[3], number[0] - 30, number[3]), fill=0, width=3)
+    boxes = sorted(dropped_boxes(words, page, DPI), key=lambda box: box[1])
+    assert len(boxes) == len(numbers)
+    for box, number in zip(boxes, numbers, strict=True):
+        assert box[0] > number[0] - 100  # around the number, not along the rule
+        assert all(box[i] <= number[i] for i in (0, 1))
+        assert all(number[i] <= box[i] for i in (2, 3))
+
+
 def test_what_words_cover_is_not_dropped() -> None:
     page, words, numbers = _page()
     read = [
