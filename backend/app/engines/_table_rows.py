@@ -3,7 +3,7 @@
 tesseract finds a page's blocks by the space between them and reads them one after another. A
 table set without rules has space down the page between its columns, so each column comes out
 on its own: a bank statement's dates, then its payees, then its balances (a statement of 24 rows
-read 69 % wrong so, ocrmypdf alike), and a reader cannot tell which amount went with which day.
+read 68 % wrong so, ocrmypdf 73 %), and a reader cannot tell which amount went with which day.
 
 The page's lines, but those of blocks of running text (PROSE_LINES lines or more, mostly of prose:
 _row_cells.PROSE_WORDS words or more with no gap WIDE between two of them, about as wide as each
