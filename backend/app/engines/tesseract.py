@@ -13,7 +13,9 @@ letters' feet, a line struck through them) are painted out (_rules.py), and a
 page whose rules tilt by a fifth of a degree or more is straightened for them.
 Then dotted leaders (a table of contents', a form's) are painted out
 (_leaders.py), and put back in the words read, each number moved to its
-title's line (_leader_lines.py). After reading, what tesseract dropped beside
+title's line (_leader_lines.py). After reading, a column of items stacked down
+the page that tesseract read as vertical writing (a pleading's line numbers)
+is read again across (_stacked.py), what tesseract dropped beside
 a line it read is read again (_dropped.py), a column of short cells read
 on its own goes at the end of the lines it stands level with (_row_cells.py),
 and a table read a column at a time is put back in rows (_table_rows.py).
@@ -76,6 +78,7 @@ from app.engines._row_cells import cells_on_rows
 from app.engines._rules import SLANT, has_rules, unruled
 from app.engines._shading import evened
 from app.engines._specks import despeckled
+from app.engines._stacked import replaced, stacked_lines, strip_of
 from app.engines._table_rows import table_rows
 from app.engines._tesseract_api import PSM_BLOCK, reader
 from app.engines._tesseract_api import version as library_version
@@ -172,8 +175,24 @@ class TesseractEngine:
         if isinstance(words, TesseractFailedError):
             failure = TesseractFailedError(f"page {page.number}: {words.message}", page=page.number)
             return failed_page(page.number, failure)
-        words = self._with_dropped(page, self._with_leaders(page, words, rotation), rotation)
+        words = self._with_leaders(page, self._unstacked(page, words, rotation), rotation)
+        words = self._with_dropped(page, words, rotation)
         return _page_result(page, table_rows(cells_on_rows(words)), rotation)
+
+    def _unstacked(self, page: _Rendered, words: list[TsvWord], rotation: int) -> list[TsvWord]:
+        """The page's words with each column of items it read as vertical writing read again
+        across (_stacked; a page the right way up only)."""
+        for line in stacked_lines(words) if rotation == 0 else []:
+            box, others = strip_of(line, words, page.image.size)
+            image, corner = strips(page.image, [box], others)
+            try:
+                with paused_page_clock():
+                    found = reader(self.language).read(image, dpi=page.dpi, psm=PSM_BLOCK)
+            except TesseractFailedError as exc:
+                log.warning("stacked_failed", page=page.number, error_code=exc.code, error=exc.message)
+                continue
+            words = replaced(words, line, kept(found, corner, max(word.block for word in words)))
+        return words
 
     def _with_dropped(self, page: _Rendered, words: list[TsvWord], rotation: int) -> list[TsvWord]:
         """The page's words and what tesseract dropped beside its lines, read again (_dropped;
