@@ -13,7 +13,9 @@ letters' feet, a line struck through them) are painted out (_rules.py), and a
 page whose rules tilt by a fifth of a degree or more is straightened for them.
 Then dotted leaders (a table of contents', a form's) are painted out
 (_leaders.py), and put back in the words read, each number moved to its
-title's line (_leader_lines.py). After reading, a column of items stacked down
+title's line (_leader_lines.py); and a form's empty boxes to tick are painted
+out and put back as "\u2610" before their labels (_tick_boxes.py; not on pages
+in a CJK script, whose glyphs hold empty squares). After reading, a column of items stacked down
 the page that tesseract read as vertical writing (a pleading's line numbers)
 is read again across (_stacked.py), what tesseract dropped beside
 a line it read is read again (_dropped.py), a column of short cells read
@@ -89,11 +91,13 @@ from app.engines._tesseract_exec import (
     tesseract_binary,
     words_to_text,
 )
+from app.engines._tick_boxes import TickBox, box_words, without_boxes
 from app.engines.base import PageResult, Word
 from app.engines.errors import TesseractFailedError
 from app.engines.languages import has_orientation_data, require_languages
 
 log = get_logger(__name__)
+BOXED_SCRIPTS = ("chi_", "jpn", "kor")  # tesseract's CJK languages: their glyphs hold empty squares
 
 
 class TesseractEngine:
@@ -106,6 +110,7 @@ class TesseractEngine:
         require_languages(language)
         # Without the osd data pages are still straightened, but never turned by OSD's guess.
         self._can_guess = has_orientation_data()
+        self._boxes = takes_boxes_off(language)
         if not self._can_guess:
             log.warning("orientation_unavailable", reason="tesseract has no osd language data")
 
@@ -136,7 +141,7 @@ class TesseractEngine:
         (_read_pages.page_read), so a run after a death of the OCR process does not read it again."""
         results: list[PageResult] = []
         for index in indices:
-            rendered = _render(document, index, first_page_number + index)
+            rendered = _render(document, index, first_page_number + index, boxes=self._boxes)
             result = rendered if isinstance(rendered, PageResult) else self._read(rendered)
             if finish is not None:
                 result = finish(result)
@@ -169,6 +174,7 @@ class TesseractEngine:
             despeckled=page.despeckled,
             unruled=page.unruled,
             leaders=len(page.leaders),
+            boxes=len(page.boxes),
             read_again=len(retry),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
@@ -177,6 +183,7 @@ class TesseractEngine:
             return failed_page(page.number, failure)
         words = self._with_leaders(page, self._unstacked(page, words, rotation), rotation)
         words = self._with_dropped(page, words, rotation)
+        words = box_words(words, page.boxes) if rotation == 0 else words  # turned: left out
         return _page_result(page, table_rows(cells_on_rows(words)), rotation)
 
     def _unstacked(self, page: _Rendered, words: list[TsvWord], rotation: int) -> list[TsvWord]:
@@ -341,11 +348,20 @@ class _Rendered:
     despeckled: bool = False  # lone specks of dust were painted out before reading (_specks)
     unruled: bool = False  # thin rules along its lines were taken off before reading (_rules)
     leaders: tuple[Leader, ...] = ()  # dotted leaders taken off before reading, put back after
+    boxes: tuple[TickBox, ...] = ()  # empty boxes to tick taken off before reading, put back after
 
 
-def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered | PageResult:
-    """The page rendered, straightened, or its result when it needs no OCR (blank) or cannot be
-    read (a failed page)."""
+def takes_boxes_off(language: str) -> bool:
+    """Whether pages read in language have their empty boxes to tick taken off: not in a CJK
+    script, whose glyphs have empty squares of their own (口, "mouth")."""
+    return not any(code.startswith(BOXED_SCRIPTS) for code in language.split("+"))
+
+
+def _render(
+    document: pdfium.PdfDocument, index: int, number: int, *, boxes: bool = True
+) -> _Rendered | PageResult:
+    """The page rendered, straightened (its empty boxes to tick taken off, unless boxes is
+    False), or its result when it needs no OCR (blank) or cannot be read (a failed page)."""
     try:
         page = load_page(document, index, number)
         try:
@@ -370,9 +386,12 @@ def _render(document: pdfium.PdfDocument, index: int, number: int) -> _Rendered 
             image = straighten(image, skew)
         image, ruled = _unruled(image, number, dpi, sideways=lines.sideways)
         image, leaders = (image, ()) if lines.sideways else _without_leaders(image, number, dpi)
+        image, ticks = (image, ()) if lines.sideways or not boxes else _without_boxes(image, number, dpi)
     except (OCRError, MemoryError) as exc:
         return failed_page(number, exc)
-    return _Rendered(number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit, dusty, ruled, leaders)
+    return _Rendered(
+        number, image, dpi, skew, lines.sideways, undrawn, smoothed, lit, dusty, ruled, leaders, ticks
+    )
 
 
 def _has_rules(image: Image.Image, number: int, dpi: int) -> bool:
@@ -411,6 +430,21 @@ def _without_leaders(image: Image.Image, number: int, dpi: int) -> tuple[Image.I
             "leaders_failed",
             page=number,
             error_code="leaders_look_failed",
+            error=f"{type(exc).__name__}: {exc}",
+        )
+        return image, ()
+
+
+def _without_boxes(image: Image.Image, number: int, dpi: int) -> tuple[Image.Image, tuple[TickBox, ...]]:
+    """The page with its empty boxes to tick taken off, and the boxes (_tick_boxes); the page
+    as it came, logged, when that fails."""
+    try:
+        return without_boxes(image, dpi)
+    except Exception as exc:  # as in _measure: the page itself is fine, and is read as it came
+        log.warning(
+            "tick_boxes_failed",
+            page=number,
+            error_code="tick_boxes_look_failed",
             error=f"{type(exc).__name__}: {exc}",
         )
         return image, ()

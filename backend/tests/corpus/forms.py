@@ -1,7 +1,8 @@
 """Pages whose rows cross a wide gap without a leader or a rule: a form's questions with boxes to
 tick for the answers, and, to be left as tesseract reads them, a list of words set in two
 columns, a page of prose in two columns and a column of prose beside a list. Read as they came, tesseract read the form's
-questions, then every "Yes", then every "No" (54 % of the page wrong, ocrmypdf alike).
+questions, then every "Yes", then every "No" (54 % of the page wrong, ocrmypdf alike), and its
+empty boxes as letters and signs.
 
 300 DPI; each builder returns the page and its text a row to a line (the lists and the prose
 column by column, as they are read). Deterministic for a seed.
@@ -18,8 +19,9 @@ from app.pdf.samples import DPI, PAGE_INCHES, SENTENCES, font
 
 
 def checkbox_form_image(seed: int = 2, *, points: float = 12.0) -> tuple[Image.Image, str]:
-    """20 questions, each with two boxes to tick, "Yes" and "No", 4.7 and 5.5 inches in. The
-    text has the answers' words alone (what the boxes read as is tesseract's)."""
+    """20 questions, each with two empty boxes to tick, "Yes" and "No", 5.7 and 6.5 inches in.
+    Each box is "\u2610" in the text (what the engine puts back for an empty box: _tick_boxes);
+    tesseract reads them as "L]", "[]", "OO" and the like."""
     rng = random.Random(seed)
     page, draw = _page()
     face = font(points)
@@ -32,7 +34,7 @@ def checkbox_form_image(seed: int = 2, *, points: float = 12.0) -> tuple[Image.I
             box = round(points * 0.8 * DPI / 72)
             draw.rectangle((x, y + box // 4, x + box, y + box // 4 + box), outline=0, width=3)
             draw.text((x + 1.5 * box, y), answer, font=face, fill=0)
-        lines.append(f"{question} Yes No")
+        lines.append(f"{question} \u2610 Yes \u2610 No")
     return page, "\n".join(lines)
 
 

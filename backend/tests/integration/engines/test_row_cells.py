@@ -69,11 +69,10 @@ def test_a_table_of_contents_with_ruled_leaders_keeps_its_numbers(
 
 def test_a_forms_answers_follow_their_questions(tmp_path: Path) -> None:
     """tesseract read the questions, then the 20 "Yes", then the 20 "No": 53 % wrong (ocrmypdf
-    alike); now each question's line ends with its answers (what remains wrong is what the empty
-    boxes read as, "L]")."""
+    alike); now each question's line ends with its answers."""
     page, text = checkbox_form_image()
     read = _read(page, tmp_path / "form.pdf")
-    questions = {line.removesuffix(" Yes No") for line in text.splitlines()}
+    questions = {line.removesuffix(" \u2610 Yes \u2610 No") for line in text.splitlines()}
     rows = [line for line in read.splitlines() if any(line.startswith(question) for question in questions)]
     assert len(rows) == 20
     assert all(re.fullmatch(r".+\? .*Yes .*No", row) for row in rows), rows
