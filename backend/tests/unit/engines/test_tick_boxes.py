@@ -35,8 +35,10 @@ def test_an_empty_box_is_found_and_painted_and_its_label_left(points: float, wid
     clean, boxes = without_boxes(page, DPI)
     assert len(boxes) == 2
     for box, x in zip(sorted(boxes, key=lambda box: box.left), (400, 1400), strict=True):
-        assert box.left <= x and box.top <= 300
-        assert x + side < box.right <= x + side + 10 and 300 + side < box.bottom <= 300 + side + 10
+        assert box.left <= x
+        assert box.top <= 300
+        assert x + side < box.right <= x + side + 10
+        assert 300 + side < box.bottom <= 300 + side + 10
         assert clean.crop((box.left, box.top, box.right, box.bottom)).getextrema()[0] == 255
     assert clean.crop((400 + side + 10, 250, 1300, 450)).tobytes() == label.tobytes()
 
