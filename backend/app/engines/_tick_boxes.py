@@ -2,18 +2,21 @@
 "☐" (U+2610 BALLOT BOX).
 
 tesseract reads a form's empty box as letters and signs, differently at each size and on each
-scan: "L]", "[]", "OO", "Ol", "0", "C]", "C1" (a form of 20 questions, each with "Yes" and "No"
-to tick, 17 % wrong for them alone), and now and then runs the box into the word beside it
-("[No"). So the boxes are found and painted with the paper before the page is read, and each is
-put back after as a word of its own in the line it stands on.
+scan: "L]", "[]", "OO", "Ol", "0", "C)", "C1", and now and then runs it into the word beside it
+("[No"). A form of 20 questions, each with "Yes" and "No" to tick, read 9-15 % wrong so against
+its text with its boxes as "☐". So the boxes are found and painted with the paper before the
+page is read, and each is put back after as a word of its own before its label.
 
-A box is found on the page's ink at LOOK_DPI: a run of ink along a row SMALLEST to LARGEST inches
-long (its top side) over another as long and as far across (its bottom side, within REACH of a
-side's length of the top's ends) as far below as the box is wide, give or take SQUARE, with ink
-down both ends between them in SIDES of the rows, and inside them no more than EMPTY of ink.
-A box with anything in it (a tick, a cross, a letter of a name written a letter to a box) is left
-as it is, for tesseract to read. A page with more than MAX_BOXES is a pattern (graph paper) and
-is left as it is.
+A box is found on the page's ink at LOOK_DPI (the mean of the pixels it samples: a scan's noise
+evens out). A run of ink along a row SMALLEST to LARGEST inches long with next to nothing (CLEAR)
+over it is a top side; a run as long and as far across (its ends within REACH of a side of the
+top's) as far below as it is long, give or take SQUARE, its bottom. Between them there must be
+ink within STROKE of both of the box's outer edges in SIDES of the rows (straight sides: not a
+D's bowl, nor an n set on its side), the sides must stop at the corners (a table's cells' sides
+go on into the next cell), and the inside must hold no more than EMPTY of ink: a box with
+anything in it (a tick, a cross, a letter of a name written a letter to a box) is left as it is,
+for tesseract to read. A page with more than MAX_BOXES is a pattern (graph paper) and is left as
+it is. Looking costs 9-19 ms a page at 300 DPI.
 """
 
 from __future__ import annotations

@@ -15,12 +15,13 @@ Then dotted leaders (a table of contents', a form's) are painted out
 (_leaders.py), and put back in the words read, each number moved to its
 title's line (_leader_lines.py); and a form's empty boxes to tick are painted
 out and put back as "\u2610" before their labels (_tick_boxes.py; not on pages
-in a CJK script, whose glyphs hold empty squares). After reading, a column of items stacked down
-the page that tesseract read as vertical writing (a pleading's line numbers)
-is read again across (_stacked.py), what tesseract dropped beside
-a line it read is read again (_dropped.py), a column of short cells read
-on its own goes at the end of the lines it stands level with (_row_cells.py),
-and a table read a column at a time is put back in rows (_table_rows.py).
+in a CJK script, whose glyphs hold empty squares). After reading, a column of
+items stacked down the page that tesseract read as vertical writing (a
+pleading's line numbers) is read again across (_stacked.py), what tesseract
+dropped beside a line it read is read again (_dropped.py), a column of short
+cells read on its own goes at the end of the lines it stands level with
+(_row_cells.py), and a table read a column at a time is put back in rows
+(_table_rows.py).
 
 Orientation and skew, in proportion to what a page needs:
 
