@@ -17,7 +17,10 @@ bars just over them), and of that, bars at least LEADER_INCHES long. Most pages 
 cost about 9 ms at 300 DPI. Then on the page itself each bar's marks are measured: a leader is
 MIN_DOTS or more dots in a row, each no larger than DOT_INCHES, at an even pitch (each within
 PITCH_SPREAD of the row's), level, with no ink within CLEAR_INCHES above or below them (a dotted
-underline has its words over it), at least LEADER_INCHES long: an ellipsis is too short. Pieces
+underline has its words over it), at least LEADER_INCHES long: an ellipsis is too short. A
+leader of dashes ("- - -") is found the same way, its marks each at least twice as wide as they
+are tall and no wider than DASH_INCHES (tesseract read such tables of contents 35-76 % wrong, as
+runs of "-", "e" and "+"); a row's marks are all dots or all dashes. Pieces
 of a row that a speck broke are one leader. A page with more than MAX_LEADERS, or MAX_BARS
 places to look, is a pattern (a coarse screen, noise) and is left as it is.
 """
@@ -47,6 +50,8 @@ PITCH_SPREAD = 0.3  # each dot's distance from the one before within this share 
 CLEAR_INCHES = 0.04  # no ink this far above or below a leader's dots
 BLEMISH = 4  # pitches: pieces of a row of dots this near each other are one leader
 SPACED = 2.5  # a leader whose gaps are this many times its dots' width is set with spaces
+DASH_INCHES = 0.1  # a dash is no wider than this, and at least twice as wide as it is tall
+DASH_SPACED = 0.6  # a leader of dashes whose gaps are this share of their width: "- - -"
 MAX_LEADERS = 200  # more than this on a page is a pattern, not leaders
 MAX_BARS = 2 * MAX_LEADERS  # and more places to look for them than this (a page of noise)
 INK_LEVELS = [255 if level < INK else 0 for level in range(256)]
@@ -66,10 +71,11 @@ class Leader:
     spaced: bool  # set with a space between its dots (". . . ."), not close ("....")
     first: float  # the middle row of its first dot
     last: float  # and of its last (a leader tilts with its page)
+    mark: str = "."  # what each of its marks is: a dot, or a dash ("-")
 
     @property
     def text(self) -> str:
-        return (" " if self.spaced else "").join("." * self.dots)
+        return (" " if self.spaced else "").join(self.mark * self.dots)
 
     @property
     def dot_height(self) -> float:
@@ -92,6 +98,7 @@ class Leader:
             self.spaced,
             height - self.last,
             height - self.first,
+            self.mark,
         )
 
 
@@ -212,9 +219,13 @@ def _measured(
         if bounds is None:
             continue
         mark = _Mark(box[0] + found.start(), box[1] + bounds[1], box[0] + found.end(), box[1] + bounds[3])
-        if not _is_dot(mark, box, largest, smallest) or not _clear(around, (box[0], top), mark, reach):
+        kind = _kind(mark, box, largest, smallest, DASH_INCHES * dpi)
+        if kind is None or not _clear(around, (box[0], top), mark, reach):
             leaders.extend(_leader(row, dpi))
             row = []
+        elif row and _kind(row[-1], box, largest, smallest, DASH_INCHES * dpi) != kind:
+            leaders.extend(_leader(row, dpi))  # dots, then dashes: two leaders, each of one kind
+            row = [mark]
         elif row and not _in_step(row, mark, gap):
             leaders.extend(_leader(row, dpi))
             row = [row[-1], mark] if _level(row[-1], mark) and mark.left - row[-1].right <= gap else [mark]
@@ -224,12 +235,18 @@ def _measured(
     return leaders
 
 
-def _is_dot(mark: _Mark, box: tuple[int, int, int, int], largest: float, smallest: float) -> bool:
-    """Whether a mark is a dot: small, and whole within the box (not a piece of a taller mark)."""
+def _kind(
+    mark: _Mark, box: tuple[int, int, int, int], largest: float, smallest: float, dash: float
+) -> str | None:
+    """What a mark is, whole within the box (not a piece of a taller mark): a dash ("-"), at least
+    twice as wide as it is tall, no wider than dash; a dot ("."), no larger than largest; else
+    None."""
     width, height = mark.right - mark.left, mark.bottom - mark.top
-    if max(width, height) < smallest or width > largest or height > largest:
-        return False
-    return box[1] < mark.top and mark.bottom < box[3]
+    if max(width, height) < smallest or height > largest or not (box[1] < mark.top and mark.bottom < box[3]):
+        return None
+    if width >= 2 * height:
+        return "-" if width <= dash else None
+    return "." if width <= largest else None
 
 
 def _clear(around: Image.Image, corner: tuple[int, int], mark: _Mark, reach: int) -> bool:
@@ -265,15 +282,18 @@ def _leader(row: list[_Mark], dpi: int) -> list[tuple[Leader, list[_Mark]]]:
         return []
     gaps = [mark.left - before.right for before, mark in pairwise(row)]
     width = sum(mark.right - mark.left for mark in row) / len(row)
+    height = sum(mark.bottom - mark.top for mark in row) / len(row)
+    kind = "-" if width >= 2 * height else "."
     leader = Leader(
         row[0].left,
         min(mark.top for mark in row),
         row[-1].right,
         max(mark.bottom for mark in row),
         len(row),
-        sum(gaps) / len(gaps) >= SPACED * width,
+        sum(gaps) / len(gaps) >= (DASH_SPACED if kind == "-" else SPACED) * width,
         (row[0].top + row[0].bottom) / 2,
         (row[-1].top + row[-1].bottom) / 2,
+        kind,
     )
     return [(leader, row)]
 
@@ -303,6 +323,7 @@ def _joined(found: list[tuple[Leader, list[_Mark]]]) -> list[tuple[Leader, list[
                 last.spaced,
                 last.first,
                 leader.last,
+                last.mark,
             ),
             [*marks, _Mark(last.right, top, leader.left, bottom), *dots],
         )
@@ -316,7 +337,13 @@ def _pitch(leader: Leader) -> float:
 
 def _continues(last: Leader, leader: Leader) -> bool:
     pitch, gap = _pitch(last), leader.left - last.right
-    if not pitch or gap < 0 or gap > BLEMISH * pitch or abs(_pitch(leader) - pitch) > PITCH_SPREAD * pitch:
+    if (
+        not pitch
+        or leader.mark != last.mark
+        or gap < 0
+        or gap > BLEMISH * pitch
+        or abs(_pitch(leader) - pitch) > PITCH_SPREAD * pitch
+    ):
         return False
     return abs((leader.top + leader.bottom) - (last.top + last.bottom)) / 2 <= max(2, last.bottom - last.top)
 

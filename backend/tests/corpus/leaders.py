@@ -32,8 +32,9 @@ def contents_image(
     seed: int = 1, *, points: float = 11.0, face: str = "serif", style: str = "close", dpi: int = DPI
 ) -> tuple[Image.Image, str]:
     """A table of contents: 24 titles, some of them indented, each with its leader out to its
-    page number at the right margin (style "none": no leader, the number alone there; RULED: a
-    line drawn instead of dots, which the text leaves out)."""
+    page number at the right margin (style "none": no leader, the number alone there; "dashed":
+    hyphens spaced a quarter em apart instead of dots; RULED: a line drawn instead of dots,
+    which the text leaves out)."""
     rng = random.Random(seed)
     entries = []
     for entry in range(1, 25):
@@ -195,7 +196,10 @@ def _leadered(
             )
             lines.append(f"{title} {number}")
             continue
-        dots = _dots(draw, font, (LEFT + indent) * dpi, title, right, y, PITCH[style], points * scale)
+        if style == "dashed":  # "- - -", a hyphen and a quarter em of space at a time
+            dots = _dots(draw, font, (LEFT + indent) * dpi, title, right, y, 0.25, points * scale, "-")
+        else:
+            dots = _dots(draw, font, (LEFT + indent) * dpi, title, right, y, PITCH[style], points * scale)
         lines.append(f"{title} {dots} {number}")
     return page, "\n".join(lines)
 
@@ -222,16 +226,17 @@ def _dots(
     y: int,
     space: float,
     em: float,
+    mark: str = ".",
 ) -> str:
-    """Draw title at x and its leader's dots on the page's grid out to a space before end;
-    the leader's text."""
+    """Draw title at x and its leader's dots (or dashes: mark "-") on the page's grid out to a
+    space before end; the leader's text."""
     draw.text((x, y), title, font=font, fill=0)
-    pitch = draw.textlength(".", font=font) + space * em
+    pitch = draw.textlength(mark, font=font) + space * em
     first = int((x + draw.textlength(title + " ", font=font)) / pitch) + 1
     last = int((end - draw.textlength(" ", font=font)) / pitch) - 1
     for step in range(first, last):
-        draw.text((step * pitch, y), ".", font=font, fill=0)
-    return (" " if space else "").join("." * (last - first))
+        draw.text((step * pitch, y), mark, font=font, fill=0)
+    return (" " if space else "").join(mark * (last - first))
 
 
 def _page(dpi: int) -> tuple[Image.Image, ImageDraw.ImageDraw]:

@@ -60,6 +60,27 @@ def test_each_entrys_leader_is_found_with_every_dot_and_painted_out(
     _painted_exactly(page, leaders, clean)
 
 
+@pytest.mark.parametrize(("points", "face"), [(9.0, "serif"), (12.0, "sans")])
+def test_a_leader_of_dashes_is_found_with_every_dash_and_painted_out(points: float, face: str) -> None:
+    """Hyphens a quarter em apart ("- - -"): each twice as wide as it is tall or more."""
+    page, text = contents_image(3, points=points, face=face, style="dashed")
+    clean, leaders = without_leaders(page, 300)
+    ordered = sorted(leaders, key=lambda leader: leader.top)
+    expected = [line.count("-") for line in text.splitlines()]
+    assert [leader.dots for leader in ordered] == expected
+    assert {(leader.mark, leader.spaced) for leader in leaders} == {("-", True)}
+    _painted_exactly(page, leaders, clean)
+
+
+def test_long_dashes_are_not_a_leader() -> None:
+    """A dashed rule of dashes 0.15 inches long: wider than a leader's."""
+    page = Image.new("L", (2550, 600), 255)
+    draw = ImageDraw.Draw(page)
+    for x in range(300, 2200, 75):
+        draw.rectangle((x, 300, x + 45, 303), fill=0)
+    assert without_leaders(page, 300) == (page, ())
+
+
 def test_the_leaders_of_a_price_list_and_of_a_form_are_found() -> None:
     """A form's dotted lines have nothing after them, and one line has two, each after a label."""
     for page, text in (price_list_image(), form_image()):
@@ -155,6 +176,8 @@ def test_a_leaders_text_is_its_dots_close_or_spaced() -> None:
     close = Leader(0, 0, 100, 5, 4, False, 2.5, 2.5)
     assert close.text == "...."
     assert Leader(0, 0, 100, 5, 3, True, 2.5, 2.5).text == ". . ."
+    assert Leader(0, 0, 100, 5, 3, True, 2.5, 2.5, "-").text == "- - -"
+    assert Leader(0, 0, 100, 5, 3, True, 2.5, 2.5, "-").turned(200, 100).mark == "-"
     turned = Leader(10, 20, 110, 30, 4, False, 22.0, 28.0).turned(200, 100)
     assert (turned.left, turned.top, turned.right, turned.bottom) == (90, 70, 190, 80)
     assert (turned.first, turned.last) == (72.0, 78.0)
