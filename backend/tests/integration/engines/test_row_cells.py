@@ -15,6 +15,8 @@ from PIL import Image
 from app.engines._dropped import dropped_boxes
 from app.engines._pages import open_pdf
 from app.engines._row_cells import cells_on_rows
+from app.engines._stacked import stacked_lines
+from app.engines._table_rows import table_rows
 from app.engines._tesseract_api import reader
 from app.engines._tesseract_exec import words_to_text
 from app.engines.tesseract import TesseractEngine, _render, _Rendered
@@ -51,12 +53,12 @@ def test_a_table_of_contents_without_leaders_is_read_a_title_and_its_number_a_li
     assert sum(1 for line in read.splitlines() if re.fullmatch(r"\d+ .+ \d+", line)) >= 23
 
 
-@pytest.mark.parametrize("style", ["underline", "midline"])
 @pytest.mark.parametrize(
-    ("seed", "points", "face"), [(1, 9.0, "serif"), (4, 12.0, "sans"), (5, 13.0, "serif")]
+    ("seed", "points", "face", "style"),
+    [(1, 9.0, "serif", "underline"), (4, 12.0, "sans", "midline"), (5, 13.0, "serif", "underline")],
 )
 def test_a_table_of_contents_with_ruled_leaders_keeps_its_numbers(
-    tmp_path: Path, style: str, seed: int, points: float, face: str
+    tmp_path: Path, seed: int, points: float, face: str, style: str
 ) -> None:
     """A line drawn from each title to its number, at the letters' feet or across their middle:
     tesseract read 2-4 of the 24 numbers (12-13 % wrong), and what it dropped, taken with
@@ -98,7 +100,10 @@ def test_lists_and_prose_in_columns_are_read_as_tesseract_reads_them(make: objec
 
 
 def test_nothing_is_dropped_or_moved_on_the_benchmarks_pages(plain_pages: dict[str, Image.Image]) -> None:
+    """Nor read again down the margin (_stacked), nor put in rows as a table (_table_rows)."""
     for name, page in plain_pages.items():
         words = reader("eng").read(page, dpi=DPI)
         assert cells_on_rows(words) == words, name
         assert dropped_boxes(words, page, DPI) == [], name
+        assert stacked_lines(words) == [], name
+        assert table_rows(words) == words, name

@@ -1,6 +1,6 @@
 """A column of items stacked down the margin that tesseract read as vertical writing is read
 again across (app.engines._stacked), through the engine and real tesseract; a label truly set
-up the margin, and the pages the benchmark reads, are read as tesseract reads them."""
+up the margin is read as tesseract reads it (the pages the benchmark reads: test_row_cells)."""
 
 from __future__ import annotations
 
@@ -41,8 +41,3 @@ def test_a_label_set_up_the_margin_is_read_as_vertical_writing(tmp_path: Path) -
     read = _read(page, tmp_path / "label.pdf")
     assert read.splitlines()[0] == text.splitlines()[0]
     assert cer(text, read) < 0.01
-
-
-def test_the_benchmarks_pages_have_nothing_stacked(plain_pages: dict[str, Image.Image]) -> None:
-    for name, page in plain_pages.items():
-        assert stacked_lines(reader("eng").read(page, dpi=DPI)) == [], name

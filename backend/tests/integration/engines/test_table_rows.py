@@ -1,6 +1,6 @@
 """Tables without rules read a row to a line (app.engines._table_rows), through the engine and
-real tesseract; lists and prose set in columns, and the pages the benchmark reads, are left as
-tesseract reads them."""
+real tesseract; lists and prose set in columns are left as tesseract reads them (a list and
+prose in two columns, and the pages the benchmark reads, in test_row_cells)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from app.engines._table_rows import table_rows
 from app.engines._tesseract_api import reader
 from app.engines.tesseract import TesseractEngine, _render, _Rendered
 from app.pdf.samples import DPI
-from tests.corpus.forms import two_column_list_image, two_column_prose_image
 from tests.corpus.tables import (
     PAYEES,
     account_details_image,
@@ -82,7 +81,7 @@ def test_an_accounts_labels_and_values_are_read_a_pair_to_a_line(tmp_path: Path)
 
 @pytest.mark.parametrize(
     "make",
-    [word_columns_image, sidebar_image, prose_columns_image, two_column_list_image, two_column_prose_image],
+    [word_columns_image, sidebar_image, prose_columns_image],
     ids=lambda make: make.__name__,
 )
 def test_lists_and_prose_in_columns_are_not_tables(
@@ -95,9 +94,3 @@ def test_lists_and_prose_in_columns_are_not_tables(
     assert isinstance(rendered, _Rendered)
     words = cells_on_rows(reader("eng").read(rendered.image, dpi=DPI))
     assert table_rows(words) == words
-
-
-def test_the_benchmarks_pages_have_no_tables(plain_pages: dict[str, Image.Image]) -> None:
-    for name, page in plain_pages.items():
-        words = reader("eng").read(page, dpi=DPI)
-        assert table_rows(words) == words, name
