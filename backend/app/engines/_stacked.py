@@ -15,7 +15,7 @@ or so, and is kept as read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from statistics import mean, median
 
 from app.engines._tesseract_exec import TsvWord
@@ -28,21 +28,21 @@ def stacked_lines(words: Sequence[TsvWord]) -> list[Line]:
     """The lines tesseract read as vertical writing that are a column of items stacked down the
     page: STACKED times as tall as wide and as the usual line."""
     lines = text_lines(words).values()
-    usual = _usual(words)
+    usual = _usual(lines)
     return [line for line in lines if usual and line.height >= STACKED * max(line.width, usual)]
 
 
 def strip_of(line: Line, words: Sequence[TsvWord], size: tuple[int, int]) -> tuple[Box, list[TsvWord]]:
     """The box down the page (size: its width and height) a usual line's height either side of
     line, and the words read elsewhere, to blank in it."""
-    margin = _usual(words)
+    margin = _usual(text_lines(words).values())
     box = (max(0, line.left - margin), 0, min(size[0], line.right + margin), size[1])
     return box, [word for word in words if key_of(word) != line.key]
 
 
-def _usual(words: Sequence[TsvWord]) -> int:
+def _usual(lines: Iterable[Line]) -> int:
     """The height of the page's usual line (of those wider than tall); 0 with none."""
-    across = [line.height for line in text_lines(words).values() if line.width > line.height]
+    across = [line.height for line in lines if line.width > line.height]
     return round(median(across)) if across else 0
 
 

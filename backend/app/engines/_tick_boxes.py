@@ -167,8 +167,8 @@ def box_words(words: Sequence[TsvWord], boxes: Sequence[TickBox]) -> list[TsvWor
     label's, set just after it), before the first word to its right; a box level with no line
     is left out."""
     out = list(words)
+    lines = text_lines(words)  # a box goes into a line read, so the lines stay where they are
     for box in sorted(boxes, key=lambda box: (box.top, box.left)):
-        lines = text_lines(out)
         middle = (box.top + box.bottom) / 2
         level = [line for line in lines.values() if line.top <= middle <= line.bottom]
         if not level:

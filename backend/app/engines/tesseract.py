@@ -52,6 +52,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pypdfium2 as pdfium
 from PIL import Image
@@ -98,6 +99,7 @@ from app.engines.errors import TesseractFailedError
 from app.engines.languages import has_orientation_data, require_languages
 
 log = get_logger(__name__)
+Marks = TypeVar("Marks")  # what a step takes off a page before it is read: leaders, boxes
 BOXED_SCRIPTS = ("chi_", "jpn", "kor")  # tesseract's CJK languages: their glyphs hold empty squares
 
 
@@ -422,30 +424,31 @@ def _unruled(image: Image.Image, number: int, dpi: int, *, sideways: bool) -> tu
 
 
 def _without_leaders(image: Image.Image, number: int, dpi: int) -> tuple[Image.Image, tuple[Leader, ...]]:
-    """The page with its dotted leaders taken off, and the leaders (_leaders); the page as it
-    came, logged, when that fails."""
-    try:
-        return without_leaders(image, dpi)
-    except Exception as exc:  # as in _measure: the page itself is fine, and is read as it came
-        log.warning(
-            "leaders_failed",
-            page=number,
-            error_code="leaders_look_failed",
-            error=f"{type(exc).__name__}: {exc}",
-        )
-        return image, ()
+    """The page with its dotted leaders taken off, and the leaders (_leaders)."""
+    return _taken_off(without_leaders, image, number, dpi, "leaders")
 
 
 def _without_boxes(image: Image.Image, number: int, dpi: int) -> tuple[Image.Image, tuple[TickBox, ...]]:
-    """The page with its empty boxes to tick taken off, and the boxes (_tick_boxes); the page
-    as it came, logged, when that fails."""
+    """The page with its empty boxes to tick taken off, and the boxes (_tick_boxes)."""
+    return _taken_off(without_boxes, image, number, dpi, "tick_boxes")
+
+
+def _taken_off(
+    step: Callable[[Image.Image, int], tuple[Image.Image, tuple[Marks, ...]]],
+    image: Image.Image,
+    number: int,
+    dpi: int,
+    name: str,
+) -> tuple[Image.Image, tuple[Marks, ...]]:
+    """What step takes off the page, and the page without it; the page as it came, logged as
+    name_failed, when that fails."""
     try:
-        return without_boxes(image, dpi)
+        return step(image, dpi)
     except Exception as exc:  # as in _measure: the page itself is fine, and is read as it came
         log.warning(
-            "tick_boxes_failed",
+            f"{name}_failed",
             page=number,
-            error_code="tick_boxes_look_failed",
+            error_code=f"{name}_look_failed",
             error=f"{type(exc).__name__}: {exc}",
         )
         return image, ()

@@ -17,7 +17,6 @@ from PIL import Image
 
 from app.engines._leaders import without_leaders
 from app.engines._pages import open_pdf
-from app.engines.base import PageResult
 from app.engines.tesseract import TesseractEngine, _render, _Rendered
 from app.pdf.samples import DPI
 from tests.corpus.leaders import (
@@ -27,15 +26,10 @@ from tests.corpus.leaders import (
     reportlab_contents_pdf,
     statement_image,
 )
+from tests.integration.engines.scans import read_scan
 from tests.pdf_factories import cer
 
 _ENTRY = re.compile(r"^\d+ .+ \.(?: ?\.)* \S.*$")  # number, title, leader, and what follows it
-
-
-def _read(image: Image.Image, path: Path, dpi: int = DPI) -> PageResult:
-    image.save(path, "PDF", resolution=dpi)
-    (page,) = TesseractEngine().recognize(path.read_bytes(), 1)
-    return page
 
 
 def _entries(text: str) -> int:
@@ -54,7 +48,7 @@ def test_a_table_of_contents_is_read_a_line_to_an_entry(
     titles, or (at 11 and 12 points) not at all: tesseract dropped the column, and it is read
     again on its own. Before: 60-77 % wrong."""
     page, text = contents_image(1, points=points, face=face, style=style)
-    read = _read(page, tmp_path / "contents.pdf")
+    read = read_scan(page, tmp_path / "contents.pdf")
     assert cer(text, read.text) < 0.01
     assert _entries(read.text) == 24
 
@@ -66,7 +60,7 @@ def test_a_table_of_contents_with_leaders_of_dashes_is_read_a_line_to_an_entry(
     """Hyphens a quarter em apart: tesseract read them as runs of "-", "e" and "+", 35-76 % wrong
     (76 % at 9 points, where no entry kept its number on its line)."""
     page, text = contents_image(1, points=points, face=face, style="dashed")
-    read = _read(page, tmp_path / "contents.pdf")
+    read = read_scan(page, tmp_path / "contents.pdf")
     assert cer(text, read.text) < 0.01
     assert sum(1 for line in read.text.splitlines() if re.fullmatch(r"\d+ .+ (- )+-? ?\d+", line)) == 24
 
@@ -77,7 +71,7 @@ def test_a_degraded_scan_of_a_table_of_contents_is_read_right(
     """10 points through the benchmark's economy scan (blur, grey paper, noise, specks; a speck
     breaks a leader in two): before, 84 % wrong."""
     page, text = contents_image(2, points=10.0)
-    read = _read(bench_samples.degrade_scan(page, 4), tmp_path / "economy.pdf")
+    read = read_scan(bench_samples.degrade_scan(page, 4), tmp_path / "economy.pdf")
     assert cer(text, read.text) < 0.02
     assert _entries(read.text) >= 22
 
@@ -85,7 +79,7 @@ def test_a_degraded_scan_of_a_table_of_contents_is_read_right(
 def test_a_fax_of_a_table_of_contents_is_read_right(tmp_path: Path) -> None:
     """200 DPI, black and white: before, 76 % wrong."""
     page, text = contents_image(3, points=10.0, dpi=200)
-    read = _read(page.point(lambda v: 255 if v > 128 else 0), tmp_path / "fax.pdf", dpi=200)
+    read = read_scan(page.point(lambda v: 255 if v > 128 else 0), tmp_path / "fax.pdf", dpi=200)
     assert cer(text, read.text) < 0.01
 
 
@@ -97,7 +91,7 @@ def test_a_tilted_or_upside_down_table_of_contents_is_read_right(tmp_path: Path,
     with it."""
     page, text = contents_image(4, points=11.0, style="spaced")
     turned = page.rotate(degrees, resample=Image.Resampling.BICUBIC, fillcolor=255)
-    read = _read(turned, tmp_path / "tilted.pdf")
+    read = read_scan(turned, tmp_path / "tilted.pdf")
     assert cer(text, read.text) < 0.01
     assert read.rotation == (180 if degrees == 180.0 else 0)
 
@@ -106,14 +100,14 @@ def test_a_price_list_and_a_form_are_read_right(tmp_path: Path) -> None:
     """A price list's prices follow their leaders; a form's dotted lines have nothing after them,
     and one line has two (Signed ... Date ...). Before: 80 % and 61 % wrong."""
     for page, text in (price_list_image(), form_image()):
-        assert cer(text, _read(page, tmp_path / "page.pdf").text) < 0.005
+        assert cer(text, read_scan(page, tmp_path / "page.pdf").text) < 0.005
 
 
 def test_a_statements_two_columns_of_figures_follow_each_items_leader(tmp_path: Path) -> None:
     """tesseract read the second column (1.4 inches on) as a column of its own after the rest:
     the rest of a leader's row goes with its number. Before: 88 % wrong."""
     page, text = statement_image()
-    assert cer(text, _read(page, tmp_path / "statement.pdf").text) < 0.01
+    assert cer(text, read_scan(page, tmp_path / "statement.pdf").text) < 0.01
 
 
 def test_a_table_of_contents_drawn_in_times_and_rendered_by_pdfium_is_read_right(tmp_path: Path) -> None:
@@ -131,7 +125,7 @@ def test_a_leader_is_a_word_of_its_own_where_its_dots_were(tmp_path: Path) -> No
         rendered = _render(document, 0, 1)
     assert isinstance(rendered, _Rendered)
     assert len(rendered.leaders) == 24
-    read = _read(page, path)
+    read = read_scan(page, path)
     first = min(rendered.leaders, key=lambda leader: leader.top)
     box = (first.left, first.top, first.right, first.bottom)
     (at,) = [i for i, word in enumerate(read.words) if word.bbox == box]

@@ -28,13 +28,8 @@ from tests.corpus.forms import (
     two_column_prose_image,
 )
 from tests.corpus.leaders import contents_image
+from tests.integration.engines.scans import read_text
 from tests.pdf_factories import cer
-
-
-def _read(image: Image.Image, path: Path) -> str:
-    image.save(path, "PDF", resolution=DPI)
-    (page,) = TesseractEngine().recognize(path.read_bytes(), 1)
-    return page.text
 
 
 @pytest.mark.parametrize(
@@ -48,7 +43,7 @@ def test_a_table_of_contents_without_leaders_is_read_a_title_and_its_number_a_li
     wrong); at 9, 12 and 13, only 2-4 of them, the rest dropped (12-13 % wrong, and no way to
     tell which page a title is on). ocrmypdf reads them the same."""
     page, text = contents_image(seed, points=points, face=face, style="none")
-    read = _read(page, tmp_path / "contents.pdf")
+    read = read_text(page, tmp_path / "contents.pdf")
     assert cer(text, read) < 0.01
     assert sum(1 for line in read.splitlines() if re.fullmatch(r"\d+ .+ \d+", line)) >= 23
 
@@ -64,7 +59,7 @@ def test_a_table_of_contents_with_ruled_leaders_keeps_its_numbers(
     tesseract read 2-4 of the 24 numbers (12-13 % wrong), and what it dropped, taken with
     the rules, covered more than a tenth of the page, so was taken for a picture."""
     page, text = contents_image(seed, points=points, face=face, style=style)
-    read = _read(page, tmp_path / "contents.pdf")
+    read = read_text(page, tmp_path / "contents.pdf")
     assert cer(text, read) < 0.01
     assert sum(1 for line in read.splitlines() if re.fullmatch(r"\d+ .+ \d+", line)) >= 23
 
@@ -73,7 +68,7 @@ def test_a_forms_answers_follow_their_questions(tmp_path: Path) -> None:
     """tesseract read the questions, then the 20 "Yes", then the 20 "No": 53 % wrong (ocrmypdf
     alike); now each question's line ends with its answers."""
     page, text = checkbox_form_image()
-    read = _read(page, tmp_path / "form.pdf")
+    read = read_text(page, tmp_path / "form.pdf")
     questions = {line.removesuffix(" \u2610 Yes \u2610 No") for line in text.splitlines()}
     rows = [line for line in read.splitlines() if any(line.startswith(question) for question in questions)]
     assert len(rows) == 20

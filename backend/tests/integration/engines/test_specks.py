@@ -11,16 +11,11 @@ from PIL import Image
 
 from app.engines._pages import open_pdf
 from app.engines._specks import despeckled
-from app.engines.tesseract import TesseractEngine, _render, _Rendered
+from app.engines.tesseract import _render, _Rendered
 from app.pdf.samples import DPI, page_text, render_scan, wrapped
 from tests.corpus.specks import dusted, dusty_fax, dusty_page
+from tests.integration.engines.scans import read_text
 from tests.pdf_factories import cer
-
-
-def _read(image: Image.Image, path: Path, dpi: int = DPI) -> str:
-    image.save(path, "PDF", resolution=dpi)
-    (page,) = TesseractEngine().recognize(path.read_bytes(), 1)
-    return page.text
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -28,7 +23,7 @@ def test_a_dusty_page_is_read_right(tmp_path: Path, seed: int) -> None:
     """Read as it came: 5.8 % and 6.2 % of the characters wrong. What is left touches or nears
     letters (a speck in a word's gap is read as a period)."""
     dirty, _, text = dusty_page(seed)
-    assert cer(text, _read(dirty, tmp_path / "dusty.pdf")) < 0.04
+    assert cer(text, read_text(dirty, tmp_path / "dusty.pdf")) < 0.04
 
 
 def test_a_dusty_economy_scan_is_read_right(tmp_path: Path, bench_samples: ModuleType) -> None:
@@ -36,7 +31,7 @@ def test_a_dusty_economy_scan_is_read_right(tmp_path: Path, bench_samples: Modul
     specks: read as it came, 4.9 % wrong."""
     text = page_text(2, 5)
     scan = bench_samples.degrade_scan(dusted(render_scan(text, points=8), 5, specks=2000), 7)
-    assert cer(wrapped(text), _read(scan, tmp_path / "economy.pdf")) < 0.025
+    assert cer(wrapped(text), read_text(scan, tmp_path / "economy.pdf")) < 0.025
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -44,7 +39,7 @@ def test_a_dusty_fax_is_read_right(tmp_path: Path, seed: int) -> None:
     """A 200 DPI black and white page with 2,500 specks of a pixel or two: read as it came,
     2.1 % and 3.3 % wrong."""
     fax, _, text = dusty_fax(seed)
-    assert cer(text, _read(fax, tmp_path / "fax.pdf", dpi=200)) < 0.015
+    assert cer(text, read_text(fax, tmp_path / "fax.pdf", dpi=200)) < 0.015
 
 
 def test_the_engine_paints_the_dust_and_says_so(tmp_path: Path) -> None:

@@ -6,20 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PIL import Image
-
 from app.engines._stacked import stacked_lines
 from app.engines._tesseract_api import reader
-from app.engines.tesseract import TesseractEngine
 from app.pdf.samples import DPI
 from tests.corpus.margins import margin_label_image, pleading_image
+from tests.integration.engines.scans import read_text
 from tests.pdf_factories import cer
-
-
-def _read(image: Image.Image, path: Path) -> str:
-    image.save(path, "PDF", resolution=DPI)
-    (page,) = TesseractEngine().recognize(path.read_bytes(), 1)
-    return page.text
 
 
 def test_a_pleadings_line_numbers_are_read_every_one(tmp_path: Path) -> None:
@@ -28,7 +20,7 @@ def test_a_pleadings_line_numbers_are_read_every_one(tmp_path: Path) -> None:
     page, text = pleading_image()
     words = reader("eng").read(page, dpi=DPI)
     assert len(stacked_lines(words)) == 1  # the page as the test means it: tesseract reads it so
-    read = _read(page, tmp_path / "pleading.pdf")
+    read = read_text(page, tmp_path / "pleading.pdf")
     assert read.splitlines()[:28] == [str(number) for number in range(1, 29)]
     assert cer(text, read) < 0.01
 
@@ -38,6 +30,6 @@ def test_a_label_set_up_the_margin_is_read_as_vertical_writing(tmp_path: Path) -
     page, text = margin_label_image()
     words = reader("eng").read(page, dpi=DPI)
     assert len(stacked_lines(words)) == 1
-    read = _read(page, tmp_path / "label.pdf")
+    read = read_text(page, tmp_path / "label.pdf")
     assert read.splitlines()[0] == text.splitlines()[0]
     assert cer(text, read) < 0.01

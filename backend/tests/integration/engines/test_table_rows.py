@@ -16,7 +16,7 @@ from app.engines._pages import open_pdf
 from app.engines._row_cells import cells_on_rows
 from app.engines._table_rows import table_rows
 from app.engines._tesseract_api import reader
-from app.engines.tesseract import TesseractEngine, _render, _Rendered
+from app.engines.tesseract import _render, _Rendered
 from app.pdf.samples import DPI
 from tests.corpus.tables import (
     PAYEES,
@@ -27,13 +27,8 @@ from tests.corpus.tables import (
     word_columns_image,
     wrapped_table_image,
 )
+from tests.integration.engines.scans import read_text
 from tests.pdf_factories import cer
-
-
-def _read(image: Image.Image, path: Path) -> str:
-    image.save(path, "PDF", resolution=DPI)
-    (page,) = TesseractEngine().recognize(path.read_bytes(), 1)
-    return page.text
 
 
 def _rows_read(text: str, read: str) -> int:
@@ -47,7 +42,7 @@ def test_a_bank_statement_is_read_a_row_to_a_line(tmp_path: Path, points: float,
     """As tesseract read them: the dates, then the payees, then the balances, 68 % of the page
     wrong at 9 points (ocrmypdf 73 %); at 10 points the dates apart from the rest, 32 %."""
     page, text = bank_statement_image(points=points, face=face)
-    read = _read(page, tmp_path / "statement.pdf")
+    read = read_text(page, tmp_path / "statement.pdf")
     assert cer(text, read) < 0.01
     assert _rows_read(text, read) >= 24  # of 25, the header with them
 
@@ -56,7 +51,7 @@ def test_a_scanned_statement_is_read_a_row_to_a_line(tmp_path: Path, bench_sampl
     """Through the benchmark's economy scanner (tilted up to 0.7 degrees, blurred, specks):
     69 % wrong as tesseract read it; what is left is its misreading of a few figures."""
     page, text = bank_statement_image()
-    read = _read(bench_samples.degrade_scan(page, 1), tmp_path / "statement.pdf")
+    read = read_text(bench_samples.degrade_scan(page, 1), tmp_path / "statement.pdf")
     assert cer(text, read) < 0.04
     rows = [line for line in read.splitlines() if re.search(rf"\S\S Mar ({'|'.join(PAYEES)}) ", line)]
     assert len(rows) == 24, read  # each date, its payee and its figures on one line
@@ -66,7 +61,7 @@ def test_a_tables_wrapped_cells_follow_their_rows(tmp_path: Path) -> None:
     """tesseract read the references, then the descriptions, then the amounts: 30 % wrong
     (ocrmypdf alike)."""
     page, text = wrapped_table_image()
-    read = _read(page, tmp_path / "wrapped.pdf")
+    read = read_text(page, tmp_path / "wrapped.pdf")
     assert cer(text, read) < 0.01
     assert _rows_read(text, read) >= 23  # of 25
 
@@ -74,7 +69,7 @@ def test_a_tables_wrapped_cells_follow_their_rows(tmp_path: Path) -> None:
 def test_an_accounts_labels_and_values_are_read_a_pair_to_a_line(tmp_path: Path) -> None:
     """tesseract read the labels, then the values: 62 % wrong (ocrmypdf alike)."""
     page, text = account_details_image()
-    read = _read(page, tmp_path / "details.pdf")
+    read = read_text(page, tmp_path / "details.pdf")
     assert cer(text, read) < 0.01
     assert _rows_read(text, read) == 8
 

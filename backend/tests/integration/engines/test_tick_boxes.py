@@ -11,16 +11,11 @@ import pytest
 from PIL import Image
 
 from app.engines._tick_boxes import TEXT, without_boxes
-from app.engines.tesseract import TesseractEngine, takes_boxes_off
+from app.engines.tesseract import takes_boxes_off
 from app.pdf.samples import DPI
 from tests.corpus.forms import checkbox_form_image
+from tests.integration.engines.scans import read_text
 from tests.pdf_factories import cer
-
-
-def _read(image: Image.Image, path: Path) -> str:
-    image.save(path, "PDF", resolution=DPI)
-    (page,) = TesseractEngine().recognize(path.read_bytes(), 1)
-    return page.text
 
 
 def _answered(read: str) -> int:
@@ -33,7 +28,7 @@ def test_a_forms_empty_boxes_read_as_boxes_before_their_answers(tmp_path: Path, 
     """As tesseract read them: "OO" and "Ol" at 9 points, "L]" at 12 (9-10 % of the page wrong
     against its text with the boxes as "☐")."""
     page, text = checkbox_form_image(points=points)
-    read = _read(page, tmp_path / "form.pdf")
+    read = read_text(page, tmp_path / "form.pdf")
     assert _answered(read) == 20
     assert cer(text, read) < 0.01
 
@@ -42,7 +37,7 @@ def test_a_scanned_forms_boxes_read_as_boxes(tmp_path: Path, bench_samples: Modu
     """Through the benchmark's economy scanner: 13 % wrong as tesseract read the boxes ("C)",
     "C1", "1)", run into the next word); what is left is a box or two the scan broke."""
     page, text = checkbox_form_image()
-    read = _read(bench_samples.degrade_scan(page, 3), tmp_path / "form.pdf")
+    read = read_text(bench_samples.degrade_scan(page, 3), tmp_path / "form.pdf")
     assert _answered(read) >= 18
     assert cer(text, read) < 0.04
 
